@@ -1,0 +1,18 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from accounts.models import ApiToken
+
+
+class Command(BaseCommand):
+    help = "Revoke an API token by its visible prefix."
+
+    def add_arguments(self, parser):
+        parser.add_argument("prefix")
+
+    def handle(self, *args, prefix: str, **options):
+        token = ApiToken.objects.filter(prefix=prefix).first()
+        if token is None:
+            raise CommandError(f"No token with prefix {prefix!r}.")
+        if not token.revoke():
+            raise CommandError(f"Token {prefix} was already revoked.")
+        self.stdout.write(f"Revoked token {prefix} of tenant {token.tenant.slug}.")

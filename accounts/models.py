@@ -1,0 +1,184 @@
+"""Who: tenants, their members and their API tokens."""
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+def default_max_pending_jobs() -> int:
+    return settings.TENANT_DEFAULT_MAX_PENDING_JOBS
+
+
+def default_max_pending_bytes() -> int:
+    return settings.TENANT_DEFAULT_MAX_PENDING_BYTES
+
+
+def default_max_reserved_tokens() -> int:
+    return settings.TENANT_DEFAULT_MAX_RESERVED_TOKENS
+
+
+def default_daily_spend_micros() -> int:
+    return settings.TENANT_DEFAULT_DAILY_SPEND_MICROS
+
+
+class Tenant(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    slug = models.SlugField(max_length=63, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Admission limits (BP-1); defaults come from settings at creation, edited in the admin.
+    max_pending_jobs = models.PositiveIntegerField(default=default_max_pending_jobs)
+    max_pending_bytes = models.PositiveBigIntegerField(default=default_max_pending_bytes)
+    max_reserved_tokens = models.PositiveBigIntegerField(default=default_max_reserved_tokens)
+    daily_spend_limit_micros = models.PositiveBigIntegerField(
+        default=default_daily_spend_micros,
+        help_text="Estimated model spend allowed per UTC day, in millionths of the billing currency.",
+    )
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class TenantUsage(models.Model):
+    """Running totals that admission checks and moves with one guarded UPDATE.
+
+    One row per tenant. Acceptance adds a job's bytes and token reservation in the same
+    transaction that inserts the job; the transition to a terminal state takes them away.
+    A COUNT over the jobs table would be exact too, but costs O(backlog) per request.
+    """
+
+    tenant = models.OneToOneField(Tenant, primary_key=True, on_delete=models.CASCADE, related_name="usage")
+    pending_jobs = models.BigIntegerField(default=0)
+    pending_bytes = models.BigIntegerField(default=0)
+    reserved_tokens = models.BigIntegerField(default=0)
+    spend_day = models.DateField(default=timezone.now)
+    spent_today_micros = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(pending_jobs__gte=0) & Q(pending_bytes__gte=0) & Q(reserved_tokens__gte=0),
+                name="tenant_usage_non_negative",
+            ),
+        ]
+
+
+class Role(models.TextChoices):
+    MEMBER = "member"
+    REVIEWER = "reviewer"
+    OPERATOR = "operator"
+    ADMIN = "admin"
+
+
+# Which roles include which powers; an admin can do everything an operator can, and so on.
+ROLE_RANK = {Role.MEMBER: 0, Role.REVIEWER: 1, Role.OPERATOR: 2, Role.ADMIN: 3}
+
+
+def role_at_least(role: str, needed: str) -> bool:
+    return ROLE_RANK[Role(role)] >= ROLE_RANK[Role(needed)]
+
+
+class Membership(models.Model):
+    """A user belongs to exactly one tenant, with one role."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant} ({self.role})"
+
+
+TOKEN_PREFIX_LEN = 8
+
+
+def hash_token(raw: str) -> str:
+    # Tokens carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute force.
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def active(self) -> "ApiTokenQuerySet":
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiToken(models.Model):
+    """A tenant's API token. Only the SHA-256 of the secret is kept; the prefix stays visible
+    so that a person can tell tokens apart and revoke one."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=TOKEN_PREFIX_LEN, unique=True)
+    token_hash = models.CharField(max_length=64, unique=True)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ADMIN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="api_token_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.tenant})"
+
+    @classmethod
+    def issue(cls, *, tenant: Tenant, name: str = "", role: str = Role.ADMIN) -> tuple["ApiToken", str]:
+        """Create a token; the raw secret is returned once and never stored."""
+        prefix = secrets.token_hex(TOKEN_PREFIX_LEN // 2)
+        raw = f"dx_{prefix}_{secrets.token_urlsafe(32)}"
+        token = cls.objects.create(tenant=tenant, name=name, prefix=prefix, token_hash=hash_token(raw), role=role)
+        return token, raw
+
+    def revoke(self) -> bool:
+        """Guarded: True only for the call that actually revoked it."""
+        return bool(ApiToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(revoked_at=timezone.now()))
+
+    def touch(self) -> None:
+        """Record use, at most once per resolution window (the row count decides who writes)."""
+        resolution = settings.API_TOKEN_LAST_USED_RESOLUTION_SECONDS
+        now = timezone.now()
+        if self.last_used_at and (now - self.last_used_at).total_seconds() < resolution:
+            return
+        ApiToken.objects.filter(pk=self.pk).filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - timedelta(seconds=resolution))
+        ).update(last_used_at=now)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: a tenant, a role, and the user or token that proved it."""
+
+    tenant: Tenant
+    role: str
+    user_id: int | None = None
+    token_id: int | None = None
+
+    is_authenticated = True
+    is_anonymous = False
+
+    def has_role(self, needed: str) -> bool:
+        return role_at_least(self.role, needed)
+
+
+def create_tenant(*, slug: str, name: str = "") -> Tenant:
+    tenant = Tenant.objects.create(slug=slug, name=name or slug)
+    TenantUsage.objects.create(tenant=tenant)
+    return tenant

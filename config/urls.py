@@ -1,0 +1,25 @@
+from django.contrib import admin
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from extraction import views as extraction_views
+
+from . import health
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/documents", extraction_views.DocumentCreateView.as_view(), name="document-list"),
+    path("api/v1/documents/<uuid:document_id>", extraction_views.DocumentDetailView.as_view(), name="document-detail"),
+    path("api/v1/extraction-jobs", extraction_views.ExtractionJobListCreateView.as_view(), name="extraction-job-list"),
+    path("api/v1/extraction-jobs/<uuid:job_id>", extraction_views.ExtractionJobDetailView.as_view(),
+         name="extraction-job-detail"),
+    path("admin/", admin.site.urls),
+]
+
+handler400 = "config.problems.handler400"
+handler403 = "config.problems.handler403"
+handler404 = "config.problems.handler404"
+handler500 = "config.problems.handler500"

@@ -1,0 +1,179 @@
+"""Jobs and their life: documents, extraction jobs, the per-job event log and the outbox.
+
+The job state machine (who may move a job from where to where) lives in
+:mod:`extraction.lifecycle`; this module holds the tables and the invariants the database
+itself enforces.
+"""
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Now
+
+from accounts.models import Tenant
+
+
+class Document(models.Model):
+    """Uploaded bytes. Identity is the content digest plus an immutable version id (ACC-4):
+    uploading the same bytes again returns this row, whatever the file name."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="documents")
+    sha256 = models.CharField(max_length=64)
+    version = models.UUIDField(default=uuid.uuid4, editable=False)
+    size = models.PositiveBigIntegerField()
+    content_type = models.CharField(max_length=64)
+    storage_name = models.CharField(max_length=255)
+    original_filename = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "documents"
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "sha256"], name="document_unique_digest_per_tenant"),
+        ]
+
+
+class JobState(models.TextChoices):
+    ACCEPTED = "ACCEPTED"  # committed with its outbox event; not yet taken in by ingress
+    READY = "READY"
+    RUNNING = "RUNNING"
+    RETRY_SCHEDULED = "RETRY_SCHEDULED"
+    SUCCEEDED = "SUCCEEDED"
+    REVIEW_REQUIRED = "REVIEW_REQUIRED"
+    FAILED_TERMINAL = "FAILED_TERMINAL"
+
+
+RUNNABLE_STATES = (JobState.READY, JobState.RETRY_SCHEDULED)
+TERMINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED_TERMINAL)
+# REVIEW_REQUIRED is not terminal: a reviewer still decides. It does not hold capacity either.
+PENDING_STATES = (JobState.ACCEPTED, JobState.READY, JobState.RUNNING, JobState.RETRY_SCHEDULED)
+
+
+class PriorityClass(models.TextChoices):
+    INTERACTIVE = "interactive"
+    BATCH = "batch"
+
+
+class ExtractionJob(models.Model):
+    """The authoritative record of one extraction request (PROTOCOL reference schema)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="jobs")
+    document_version = models.UUIDField()
+    idempotency_key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    schema = models.CharField(max_length=32)
+    model_policy = models.CharField(max_length=64)
+    options = models.JSONField(default=dict)
+    priority_class = models.CharField(max_length=16, choices=PriorityClass.choices, default=PriorityClass.BATCH)
+
+    state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.ACCEPTED)
+    state_version = models.PositiveIntegerField(default=1)
+    attempt = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField()
+    fence = models.BigIntegerField(default=0)
+    lease_owner = models.CharField(max_length=128, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    available_at = models.DateTimeField(db_default=Now())
+    deadline_at = models.DateTimeField()
+
+    estimated_tokens = models.PositiveIntegerField()
+    byte_size = models.PositiveBigIntegerField()
+    error_class = models.CharField(max_length=64, blank=True, default="")
+    error_detail = models.TextField(blank=True, default="")
+
+    created_at = models.DateTimeField(db_default=Now())
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "extraction_jobs"
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "idempotency_key"], name="job_unique_idempotency_key"),
+            models.CheckConstraint(condition=Q(state__in=JobState.values), name="job_state_valid"),
+            models.CheckConstraint(condition=Q(priority_class__in=PriorityClass.values), name="job_priority_valid"),
+            # A RUNNING job always has an owner and a lease the reaper can expire.
+            models.CheckConstraint(
+                condition=~Q(state=JobState.RUNNING) | Q(lease_until__isnull=False),
+                name="job_running_has_lease",
+            ),
+            models.CheckConstraint(condition=Q(attempt__lte=models.F("max_attempts")), name="job_attempts_bounded"),
+        ]
+        indexes = [
+            # claim_next_job: runnable jobs in order of availability. lease_until and the
+            # heartbeat stay out of every index so heartbeats are HOT updates.
+            models.Index(
+                fields=["available_at"],
+                name="job_runnable_idx",
+                condition=Q(state__in=RUNNABLE_STATES),
+            ),
+            # reap_expired_leases: the few RUNNING rows.
+            models.Index(fields=["id"], name="job_running_idx", condition=Q(state=JobState.RUNNING)),
+            # expire_deadlines and the recovery of ACCEPTED jobs whose ingress message was lost.
+            models.Index(
+                fields=["deadline_at"],
+                name="job_pending_deadline_idx",
+                condition=Q(state__in=(JobState.ACCEPTED, JobState.READY, JobState.RETRY_SCHEDULED)),
+            ),
+            # The tenant's job list, newest first.
+            models.Index(fields=["tenant", "-created_at"], name="job_tenant_created_idx"),
+        ]
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class JobEvent(models.Model):
+    """One row per transition of a job, numbered by the job's ``state_version``.
+
+    The bigserial ``id`` is the cursor notifications replay from (NTF-1)."""
+
+    id = models.BigAutoField(primary_key=True)
+    job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="events")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    state_version = models.PositiveIntegerField()
+    from_state = models.CharField(max_length=16, blank=True, default="")
+    to_state = models.CharField(max_length=16, choices=JobState.choices)
+    reason = models.CharField(max_length=64, blank=True, default="")
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "job_events"
+        constraints = [
+            models.UniqueConstraint(fields=["job", "state_version"], name="job_event_unique_version"),
+        ]
+        indexes = [
+            # Tenant-wide replay after a reconnect: events after a cursor.
+            models.Index(fields=["tenant", "id"], name="job_event_tenant_cursor_idx"),
+        ]
+
+
+class OutboxEvent(models.Model):
+    """An event committed with the state change that caused it (ACC-5, EXE-3, DLQ-2).
+
+    The relay publishes it and then sets ``published_at``; ``event_id`` is the message id at
+    every hop, so consumers dedupe on it."""
+
+    event_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    job = models.ForeignKey(ExtractionJob, null=True, blank=True, on_delete=models.CASCADE, related_name="outbox")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    event_type = models.CharField(max_length=64)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(db_default=Now())
+    published_at = models.DateTimeField(null=True, blank=True)
+    # A relay claims rows for a bounded time; a crashed relay's claims expire and are retaken.
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    publish_attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        db_table = "outbox_events"
+        indexes = [
+            # The relay's query: unpublished rows, oldest first. Published rows leave the index.
+            models.Index(fields=["created_at"], name="outbox_unpublished_idx", condition=Q(published_at__isnull=True)),
+        ]

@@ -1,0 +1,49 @@
+"""Request body parsers that refuse oversized bodies with 413 before reading them whole."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler
+from rest_framework.parsers import JSONParser, MultiPartParser
+
+from config.problems import Problem
+
+
+def body_too_large(limit: int) -> Problem:
+    return Problem(
+        f"The request body is larger than {limit} bytes.",
+        slug="payload-too-large", title="Payload too large", status_code=413, extra={"limit_bytes": limit},
+    )
+
+
+class BoundedJSONParser(JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.API_MAX_JSON_BODY_BYTES
+        request = parser_context["request"]
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        if declared > limit:
+            raise body_too_large(limit)
+        return super().parse(stream, media_type, parser_context)
+
+
+class DocumentSizeLimitHandler(FileUploadHandler):
+    """Counts uploaded bytes as they arrive and stops at the document size limit, so an
+    oversized upload without a Content-Length is refused without being stored."""
+
+    def receive_data_chunk(self, raw_data, start):
+        if start + len(raw_data) > settings.DOCUMENT_MAX_BYTES:
+            raise body_too_large(settings.DOCUMENT_MAX_BYTES)
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None
+
+
+class BoundedMultiPartParser(MultiPartParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        request = parser_context["request"]
+        limit = settings.DOCUMENT_MAX_BYTES
+        # Multipart framing adds a little; anything declared beyond that cannot fit.
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit + 64 * 1024:
+            raise body_too_large(limit)
+        request.upload_handlers.insert(0, DocumentSizeLimitHandler(request))
+        return super().parse(stream, media_type, parser_context)
