@@ -202,3 +202,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# The accept benchmark's floor views (bench/floor_urls.py); never on in production.
+BENCH_FLOOR_VIEWS = env_bool("BENCH_FLOOR_VIEWS", False)

@@ -1,5 +1,6 @@
+from django.conf import settings
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from extraction import views as extraction_views
@@ -18,6 +19,9 @@ urlpatterns = [
          name="extraction-job-detail"),
     path("admin/", admin.site.urls),
 ]
+
+if settings.BENCH_FLOOR_VIEWS:
+    urlpatterns.append(path("bench/floor/", include("bench.floor_urls")))
 
 handler400 = "config.problems.handler400"
 handler403 = "config.problems.handler403"
