@@ -177,3 +177,109 @@ class OutboxEvent(models.Model):
             # The relay's query: unpublished rows, oldest first. Published rows leave the index.
             models.Index(fields=["created_at"], name="outbox_unpublished_idx", condition=Q(published_at__isnull=True)),
         ]
+
+
+class ExecutionInbox(models.Model):
+    """Messages whose execution responsibility moved into PostgreSQL (BRK-2): one row per
+    ``event_id``, however many times the broker redelivers it."""
+
+    event_id = models.UUIDField(primary_key=True)
+    job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="inbox")
+    payload_digest = models.CharField(max_length=64)
+    received_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "execution_inbox"
+
+
+class QuarantinedMessage(models.Model):
+    """A redelivered ``event_id`` whose payload differs from the one taken in (BRK-3)."""
+
+    id = models.BigAutoField(primary_key=True)
+    event_id = models.UUIDField()
+    job_id = models.UUIDField(null=True)
+    stored_digest = models.CharField(max_length=64)
+    received_digest = models.CharField(max_length=64)
+    payload = models.JSONField()
+    reason = models.CharField(max_length=64)
+    received_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "quarantined_messages"
+
+
+class AttemptOutcome(models.TextChoices):
+    RUNNING = "running"  # not ended yet
+    SUCCEEDED = "succeeded"
+    REVIEW_REQUIRED = "review_required"
+    INVALID_OUTPUT = "invalid_output"
+    RATE_LIMITED = "rate_limited"
+    TIMEOUT = "timeout"
+    PROVIDER_ERROR = "provider_error"
+    PERMANENT_ERROR = "permanent_error"
+    UNREADABLE_DOCUMENT = "unreadable_document"
+    LEASE_LOST = "lease_lost"
+    STALE_COMPLETION = "stale_completion"
+    UNCERTAIN = "uncertain"
+    CAPACITY_DEFERRED = "capacity_deferred"  # admission said no: the attempt is handed back unspent
+    SHUTDOWN = "shutdown"  # the worker stopped before calling the model and handed the job back
+
+
+class Attempt(models.Model):
+    """The attempt ledger: one row per claim of a job, with what the provider said."""
+
+    id = models.BigAutoField(primary_key=True)
+    job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField()
+    fence = models.BigIntegerField()
+    worker_id = models.CharField(max_length=128)
+    started_at = models.DateTimeField(db_default=Now())
+    ended_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=32, choices=AttemptOutcome.choices, default=AttemptOutcome.RUNNING)
+    provider = models.CharField(max_length=32, blank=True, default="")
+    model = models.CharField(max_length=128, blank=True, default="")
+    provider_request_id = models.CharField(max_length=128, blank=True, default="")
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    retry_after_seconds = models.FloatField(null=True, blank=True)
+    error_detail = models.TextField(blank=True, default="")
+
+    class Meta:
+        db_table = "extraction_attempts"
+        constraints = [
+            models.UniqueConstraint(fields=["job", "fence"], name="attempt_unique_fence"),
+            models.CheckConstraint(condition=Q(outcome__in=AttemptOutcome.values), name="attempt_outcome_valid"),
+        ]
+
+
+class ExtractionResult(models.Model):
+    """The accepted output of a job, written in the completing transaction (EXE-3)."""
+
+    job = models.OneToOneField(ExtractionJob, primary_key=True, on_delete=models.CASCADE, related_name="result")
+    output = models.JSONField()
+    validation = models.JSONField(default=dict)
+    policy_version = models.CharField(max_length=32)
+    attempt_number = models.PositiveIntegerField()
+    fence = models.BigIntegerField()
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=128)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "extraction_results"
+
+
+class DocumentText(models.Model):
+    """A document version's text, extracted once by a worker and kept: evidence offsets in
+    every result of this document refer to these exact page strings."""
+
+    document = models.OneToOneField(Document, primary_key=True, on_delete=models.CASCADE, related_name="text")
+    pages = models.JSONField()
+    source = models.CharField(max_length=32)
+    embedded_xml_name = models.CharField(max_length=255, blank=True, default="")
+    extracted_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "document_texts"
