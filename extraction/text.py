@@ -1,13 +1,60 @@
-"""Document text with stable positions: one string per page, offsets are indexes into it."""
+"""Document text with stable positions: one string per page, offsets are indexes into it.
+
+:func:`extract_document_text` turns an uploaded document's bytes into :class:`DocumentText`.
+Every evidence span a model reports is checked against these page strings (VAL-1), so the
+same bytes must always give the same pages: the text layer is read with fixed settings,
+OCR runs with fixed settings, and the clean-up below is pure string work.
+"""
 from __future__ import annotations
 
+import io
+import re
+import subprocess
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+
+import pdfplumber
+import pytesseract
+from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+from PIL import Image, ImageSequence, UnidentifiedImageError
+from pypdf import PdfReader
+from pypdf.errors import PdfReadError
+
+# Sources, as stored with the text; prompt.py requires [a-z_]+.
+SOURCE_TEXT = "text"
+SOURCE_PDF_TEXT_LAYER = "pdf_text_layer"
+SOURCE_OCR = "ocr"
+SOURCE_PDF_MIXED = "pdf_text_layer_and_ocr"
+
+PDF = "application/pdf"
+PLAIN_TEXT = "text/plain"
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/jpg", "image/tiff"})
+
+# 300 dpi is Tesseract's recommended input resolution; lower loses small print on invoices.
+OCR_DPI = 300
+# Rasterising one page must not hang a worker on a hostile PDF.
+RASTERIZE_TIMEOUT_SECONDS = 120
+
+# Structured-invoice attachments, in order of preference (Factur-X/ZUGFeRD 2.x, XRechnung,
+# ZUGFeRD 1.0). Any other .xml attachment is accepted only if it looks like an invoice.
+_INVOICE_XML_NAMES = ("factur-x.xml", "zugferd-invoice.xml", "xrechnung.xml", "zugferd_invoice.xml")
+_INVOICE_XML_ROOTS = re.compile(rb"<(?:\w+:)?(?:CrossIndustryInvoice|CrossIndustryDocument|Invoice|CreditNote)\b")
+
+
+class UnreadableDocument(Exception):
+    """The document holds no text we can read: corrupt, password-protected, empty, or a type
+    we do not handle. Retrying cannot help; the reason is stored with the job."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
 class DocumentText:
     pages: tuple[str, ...]
-    source: str = "text"          # "text", "pdf_text_layer", "ocr"
+    source: str = SOURCE_TEXT     # one of the SOURCE_* constants
 
     @property
     def full_text(self) -> str:
@@ -21,3 +68,151 @@ class DocumentText:
         if not 0 <= start <= end <= len(text):
             return None
         return text[start:end]
+
+
+def extract_document_text(data: bytes, content_type: str, *, ocr_language: str = "eng") -> DocumentText:
+    """The pages of a document, read from its text layer where it has one and by OCR otherwise.
+
+    ``content_type`` may carry parameters (``text/plain; charset=utf-8``); ``ocr_language`` is a
+    Tesseract language list such as ``"eng"`` or ``"deu+eng"``. Raises :class:`UnreadableDocument`.
+    """
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type == PLAIN_TEXT:
+        document = _plain_text(data)
+    elif media_type == PDF:
+        document = _pdf_text(data, ocr_language)
+    elif media_type in IMAGE_TYPES:
+        document = DocumentText(pages=_image_text(data, ocr_language), source=SOURCE_OCR)
+    else:
+        raise UnreadableDocument(f"unsupported content type {media_type!r}")
+    if not any(page.strip() for page in document.pages):
+        raise UnreadableDocument("the document contains no text")
+    return document
+
+
+def embedded_invoice_xml(data: bytes) -> tuple[str, bytes] | None:
+    """The Factur-X/ZUGFeRD/XRechnung XML attached to a PDF, as (file name, bytes), if any.
+
+    Returns None for a PDF without such an attachment and for bytes that are not a readable PDF
+    (text extraction reports those; this is only a shortcut to better data).
+    """
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not _decrypts_with_empty_password(reader):
+            return None
+        attachments = {name: contents for name, contents in reader.attachments.items() if contents}
+    except Exception:  # noqa: BLE001 - pypdf raises many types on malformed files; none is ours to handle
+        return None
+    by_lower_name = {name.lower(): name for name in sorted(attachments)}
+    for preferred in _INVOICE_XML_NAMES:
+        if preferred in by_lower_name:
+            name = by_lower_name[preferred]
+            return name, attachments[name][0]
+    for lower, name in sorted(by_lower_name.items()):
+        contents = attachments[name][0]
+        if lower.endswith(".xml") and _INVOICE_XML_ROOTS.search(contents[:4096]):
+            return name, contents
+    return None
+
+
+def _plain_text(data: bytes) -> DocumentText:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise UnreadableDocument(f"text/plain document is not valid UTF-8 (byte {error.start})") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return DocumentText(pages=tuple(text.split("\f")), source=SOURCE_TEXT)
+
+
+def _pdf_text(data: bytes, ocr_language: str) -> DocumentText:
+    _reject_locked_pdf(data)
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            layer = [_tidy(page.extract_text(layout=True) or "") for page in pdf.pages]
+    except (PDFPasswordIncorrect, PDFEncryptionError):
+        raise UnreadableDocument("the PDF is encrypted") from None
+    except Exception as error:  # noqa: BLE001 - pdfminer's parse errors have no common base class
+        raise UnreadableDocument(f"the PDF cannot be parsed ({type(error).__name__})") from None
+    if not layer:
+        raise UnreadableDocument("the PDF has no pages")
+    blank = [index for index, text in enumerate(layer) if not text.strip()]
+    if not blank:
+        return DocumentText(pages=tuple(layer), source=SOURCE_PDF_TEXT_LAYER)
+    pages = list(layer)
+    with tempfile.TemporaryDirectory(prefix="pdf-ocr-") as workdir:
+        pdf_path = Path(workdir) / "document.pdf"
+        pdf_path.write_bytes(data)
+        for index in blank:
+            image = _rasterize_pdf_page(pdf_path, index + 1)
+            pages[index] = _ocr(image, ocr_language)
+    source = SOURCE_OCR if len(blank) == len(layer) else SOURCE_PDF_MIXED
+    return DocumentText(pages=tuple(pages), source=source)
+
+
+def _reject_locked_pdf(data: bytes) -> None:
+    """Raise UnreadableDocument for bytes that are not a PDF or need a password to open.
+
+    A PDF encrypted with an empty user password (permissions only) is common and readable.
+    """
+    if b"%PDF-" not in data[:1024]:
+        raise UnreadableDocument("not a PDF file (no %PDF header)")
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        locked = reader.is_encrypted and not _decrypts_with_empty_password(reader)
+    except Exception as error:  # noqa: BLE001 - pypdf raises many types on malformed files
+        raise UnreadableDocument(f"the PDF cannot be parsed ({type(error).__name__})") from None
+    if locked:
+        raise UnreadableDocument("the PDF is encrypted with a password")
+
+
+def _decrypts_with_empty_password(reader: PdfReader) -> bool:
+    try:
+        return bool(reader.decrypt(""))
+    except (PdfReadError, NotImplementedError, ValueError):
+        return False
+
+
+def _rasterize_pdf_page(pdf_path: Path, page_number: int) -> Image.Image:
+    prefix = pdf_path.with_name(f"page-{page_number}")
+    try:
+        subprocess.run(
+            ["pdftoppm", "-r", str(OCR_DPI), "-gray", "-png", "-singlefile",
+             "-f", str(page_number), "-l", str(page_number), str(pdf_path), str(prefix)],
+            check=True, capture_output=True, timeout=RASTERIZE_TIMEOUT_SECONDS,
+        )
+    except subprocess.CalledProcessError as error:
+        detail = error.stderr.decode("utf-8", "replace").strip()[:200]
+        raise UnreadableDocument(f"page {page_number} cannot be rendered for OCR: {detail}") from None
+    except subprocess.TimeoutExpired:
+        raise UnreadableDocument(f"page {page_number} took too long to render for OCR") from None
+    with Image.open(prefix.with_suffix(".png")) as image:
+        image.load()
+        return image
+
+
+def _image_text(data: bytes, ocr_language: str) -> tuple[str, ...]:
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            # Multi-page TIFF: one page per frame; PNG/JPEG have one frame.
+            return tuple(_ocr(frame.copy(), ocr_language) for frame in ImageSequence.Iterator(image))
+    except (UnidentifiedImageError, OSError, SyntaxError) as error:
+        raise UnreadableDocument(f"the image cannot be decoded ({type(error).__name__})") from None
+
+
+def _ocr(image: Image.Image, language: str) -> str:
+    if image.mode not in ("L", "RGB"):
+        image = image.convert("RGB")
+    # One uniform block with the gaps kept (--psm 6, preserve_interword_spaces) reads an invoice
+    # row by row like the PDF text layer does, so a label and its amount stay on one line; the
+    # default automatic layout splits them into separate blocks.
+    text = pytesseract.image_to_string(image, lang=language, config="--psm 6 -c preserve_interword_spaces=1")
+    return _tidy(text)
+
+
+def _tidy(text: str) -> str:
+    """Drop layout padding: trailing blanks, runs of empty lines and the common left margin."""
+    lines = [line.rstrip() for line in text.replace("\f", "").splitlines()]
+    margin = min((len(line) - len(line.lstrip(" ")) for line in lines if line), default=0)
+    lines = [line[margin:] for line in lines]
+    tidy = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+    return tidy.strip("\n")

@@ -1,0 +1,292 @@
+"""The ``invoice.v1`` extraction schema: its shape, its JSON schema, and typed access to values.
+
+Every extracted value is a string (or null) with the evidence it was read from: amounts,
+quantities and rates are decimal strings (``"1234.50"``, rates in percent ``"19"``), dates are
+``YYYY-MM-DD``. Strings keep money exact on the way through JSON; :meth:`FieldValue.as_decimal`
+turns them into ``Decimal`` for the validator's arithmetic and never goes through float.
+
+Two layers of checking, as VAL-1 describes: :func:`parse_invoice_v1` checks JSON syntax
+(:class:`SchemaError`) and shape (:class:`SchemaValidationError`); whether a value parses as an
+amount or a date is asked of the typed accessors (:class:`FieldValueError`), so the validator
+can report *which* field is unusable instead of rejecting the whole answer.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+SCHEMA_ID = "invoice.v1"
+JSON_SCHEMA_NAME = "invoice_v1"
+DOCUMENT_TYPES = ("invoice", "credit_note")
+
+_DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CURRENCY_CODE = re.compile(r"[A-Z]{3}")
+# A stored message stays readable: the first few problems are enough to act on.
+_MAX_REPORTED_ERRORS = 8
+
+
+class InvoiceOutputError(ValueError):
+    """An extraction output we cannot accept; ``message`` is short enough to store on the attempt."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class SchemaError(InvoiceOutputError):
+    """The output is not JSON at all (syntax)."""
+
+
+class SchemaValidationError(InvoiceOutputError):
+    """The output is JSON but not an ``invoice.v1`` object (shape)."""
+
+
+class FieldValueError(ValueError):
+    """A value that cannot be read as the type its field needs (``"12,50"`` as an amount)."""
+
+    def __init__(self, path: str, value: str, expected: str) -> None:
+        super().__init__(f"{path}: {value!r} is not {expected}")
+        self.path = path
+        self.value = value
+
+
+class _Shape(BaseModel):
+    # strict: a JSON number where a decimal string belongs is a shape error, never coerced.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Evidence(_Shape):
+    page: int = Field(ge=1)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    quote: str
+
+    @model_validator(mode="after")
+    def _span_is_ordered(self) -> Evidence:
+        if self.end < self.start:
+            raise ValueError("evidence end is before its start")
+        return self
+
+
+class FieldValue(_Shape):
+    """One extracted value and where it was read. Both null means "not in the document"."""
+
+    value: str | None
+    evidence: Evidence | None
+    # Where this field sits in the invoice ("totals.gross"), for error messages; set on parse.
+    _path: str = PrivateAttr(default="")
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def as_decimal(self) -> Decimal | None:
+        """The value as an exact Decimal, None if absent; FieldValueError if not a decimal string."""
+        if self.value is None:
+            return None
+        text = self.value.strip()
+        if not _DECIMAL.fullmatch(text):
+            raise FieldValueError(self._path, self.value, "a decimal number like 1234.50")
+        return Decimal(text)
+
+    def as_date(self) -> datetime.date | None:
+        """The value as a date, None if absent; FieldValueError if not a real YYYY-MM-DD date."""
+        if self.value is None:
+            return None
+        text = self.value.strip()
+        try:
+            if not _ISO_DATE.fullmatch(text):
+                raise ValueError
+            return datetime.date.fromisoformat(text)
+        except ValueError:
+            raise FieldValueError(self._path, self.value, "a date as YYYY-MM-DD") from None
+
+    def as_currency(self) -> str | None:
+        """The value as an ISO 4217-shaped code; whether the code is allowed is policy, not shape."""
+        if self.value is None:
+            return None
+        text = self.value.strip()
+        if not _CURRENCY_CODE.fullmatch(text):
+            raise FieldValueError(self._path, self.value, "a three-letter ISO 4217 currency code")
+        return text
+
+
+class DocumentTypeValue(FieldValue):
+    value: Literal["invoice", "credit_note"] | None
+
+
+class Supplier(_Shape):
+    name: FieldValue
+    vat_id: FieldValue
+    iban: FieldValue
+
+
+class Line(_Shape):
+    description: FieldValue
+    quantity: FieldValue
+    unit_price: FieldValue
+    net_amount: FieldValue
+    tax_rate: FieldValue
+    tax_amount: FieldValue
+
+
+class Totals(_Shape):
+    net: FieldValue
+    tax: FieldValue
+    gross: FieldValue
+    prepaid: FieldValue
+    amount_due: FieldValue
+
+
+class InvoiceV1(_Shape):
+    # "schema" would shadow a BaseModel attribute, hence the alias (the only accepted input name).
+    schema_id: Literal["invoice.v1"] = Field(alias="schema")
+    document_type: DocumentTypeValue
+    supplier: Supplier
+    invoice_number: FieldValue
+    issue_date: FieldValue
+    due_date: FieldValue
+    currency: FieldValue
+    lines: list[Line]
+    totals: Totals
+
+    @model_validator(mode="after")
+    def _name_fields(self) -> InvoiceV1:
+        for path, field in self.fields():
+            field._path = path
+        return self
+
+    def fields(self) -> Iterator[tuple[str, FieldValue]]:
+        """Every extracted field with its path ("lines[2].net_amount"), in document order."""
+        yield "document_type", self.document_type
+        for name in Supplier.model_fields:
+            yield f"supplier.{name}", getattr(self.supplier, name)
+        for name in ("invoice_number", "issue_date", "due_date", "currency"):
+            yield name, getattr(self, name)
+        for index, line in enumerate(self.lines):
+            for name in Line.model_fields:
+                yield f"lines[{index}].{name}", getattr(line, name)
+        for name in Totals.model_fields:
+            yield f"totals.{name}", getattr(self.totals, name)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def parse_invoice_v1(text: str) -> InvoiceV1:
+    """Parse a model's answer. Raises SchemaError (not JSON) or SchemaValidationError (wrong shape)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SchemaError(f"output is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    except (TypeError, RecursionError) as error:
+        raise SchemaError(f"output is not valid JSON: {type(error).__name__}") from None
+    if not isinstance(data, dict):
+        raise SchemaValidationError(f"output is a JSON {type(data).__name__}, not an object")
+    try:
+        return InvoiceV1.model_validate(data, by_alias=True)
+    except ValidationError as error:
+        raise SchemaValidationError(_describe(error)) from None
+
+
+def _describe(error: ValidationError) -> str:
+    problems = error.errors(include_url=False, include_input=False)
+    described = [f"{_location(problem['loc'])}: {problem['msg']}" for problem in problems[:_MAX_REPORTED_ERRORS]]
+    if len(problems) > _MAX_REPORTED_ERRORS:
+        described.append(f"... and {len(problems) - _MAX_REPORTED_ERRORS} more")
+    return f"output does not match {SCHEMA_ID}: " + "; ".join(described)
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "(root)"
+
+
+# --- JSON schema for structured outputs -------------------------------------------------------
+# Written out rather than generated from the models: strict structured outputs (OpenAI and
+# compatible servers) want every property required, additionalProperties false and nullable
+# types as ["string", "null"], which pydantic's generator does not produce. A test keeps the
+# property names in step with the models above.
+
+def _object(properties: dict[str, Any], description: str = "") -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _field(description: str, *, enum: tuple[str, ...] | None = None) -> dict[str, Any]:
+    value: dict[str, Any] = {"type": ["string", "null"], "description": description}
+    if enum is not None:
+        value["enum"] = [*enum, None]
+    return _object(
+        {"value": value, "evidence": {"anyOf": [{"$ref": "#/$defs/evidence"}, {"type": "null"}]}},
+        "A value and the exact text it was read from; both null if the document does not show it.",
+    )
+
+
+_AMOUNT = "Decimal string with a dot, no thousands separator, e.g. \"1234.50\" or \"-7.67\"; null if absent."
+_DATE = "Date as YYYY-MM-DD; null if absent."
+
+
+def invoice_v1_json_schema() -> dict[str, Any]:
+    """The invoice.v1 JSON schema in the strict form structured outputs accept."""
+    evidence = _object(
+        {
+            "page": {"type": "integer", "description": "1-based page number."},
+            "start": {"type": "integer", "description": "Offset of the first character in that page's text."},
+            "end": {"type": "integer", "description": "Offset just after the last character (exclusive)."},
+            "quote": {"type": "string", "description": "Exactly the page text between start and end."},
+        },
+        "Where the value is printed.",
+    )
+    line = _object({
+        "description": _field("Item description as printed."),
+        "quantity": _field(_AMOUNT),
+        "unit_price": _field("Net unit price. " + _AMOUNT),
+        "net_amount": _field("Line net amount. " + _AMOUNT),
+        "tax_rate": _field("VAT rate in percent, e.g. \"19\" or \"5.5\"; null if absent."),
+        "tax_amount": _field("Line tax amount. " + _AMOUNT),
+    })
+    return {
+        "type": "object",
+        "$defs": {"evidence": evidence},
+        "properties": {
+            "schema": {"type": "string", "enum": [SCHEMA_ID]},
+            "document_type": _field("\"invoice\" or \"credit_note\".", enum=DOCUMENT_TYPES),
+            "supplier": _object({
+                "name": _field("Seller (supplier) name as printed."),
+                "vat_id": _field("Seller VAT identification number as printed."),
+                "iban": _field("Seller IBAN, without spaces."),
+            }),
+            "invoice_number": _field("Invoice number as printed."),
+            "issue_date": _field("Invoice date. " + _DATE),
+            "due_date": _field("Payment due date. " + _DATE),
+            "currency": _field("Invoice currency as an ISO 4217 code, e.g. \"EUR\"."),
+            "lines": {"type": "array", "items": line},
+            "totals": _object({
+                "net": _field("Total without VAT. " + _AMOUNT),
+                "tax": _field("Total VAT. " + _AMOUNT),
+                "gross": _field("Total with VAT. " + _AMOUNT),
+                "prepaid": _field("Amount already paid. " + _AMOUNT),
+                "amount_due": _field("Amount due for payment. " + _AMOUNT),
+            }),
+        },
+        "required": ["schema", "document_type", "supplier", "invoice_number", "issue_date", "due_date",
+                     "currency", "lines", "totals"],
+        "additionalProperties": False,
+    }
