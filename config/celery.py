@@ -10,3 +10,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("extraction")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+from celery.worker.consumer import Consumer  # noqa: E402
+
+
+class DeadLetteringConsumer(Consumer):
+    """Celery acks (drops) a message whose body cannot be decoded. We reject it instead, so
+    it reaches the queue's dead-letter exchange with the evidence intact."""
+
+    def on_decode_error(self, message, exc):  # noqa: D401 - Celery hook
+        import logging
+
+        logging.getLogger("extraction.ingress").error(
+            "undecodable message rejected to the dead-letter queue",
+            extra={"reason": f"{type(exc).__name__}: {exc}"[:300], "content_type": message.content_type},
+        )
+        message.reject(requeue=False)

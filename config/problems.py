@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -72,6 +74,12 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     instance = request.path if request is not None else None
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
+    if isinstance(exc, RequestDataTooBig):
+        # DRF reads a JSON body through request.body, whose DATA_UPLOAD_MAX_MEMORY_SIZE check
+        # fires before any parser can answer 413; left alone it becomes Django's generic 400.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = Problem(f"The request body is larger than {limit} bytes.", slug="payload-too-large",
+                      title="Payload too large", status_code=413, extra={"limit_bytes": limit})
     if isinstance(exc, Problem):
         body = problem_body(slug=exc.slug, title=exc.title, status_code=exc.status_code,
                             detail=str(exc.detail), instance=instance, **exc.extra)

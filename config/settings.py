@@ -205,3 +205,75 @@ LOGGING = {
 
 # The accept benchmark's floor views (bench/floor_urls.py); never on in production.
 BENCH_FLOOR_VIEWS = env_bool("BENCH_FLOOR_VIEWS", False)
+
+# --- Execution (EXE, RTY) ------------------------------------------------------------------
+RETRY_BASE_SECONDS = float(env("RETRY_BASE_SECONDS", "2") or 2)
+RETRY_CAP_SECONDS = float(env("RETRY_CAP_SECONDS", "60") or 60)
+# EXE-4: the provider deadline of one attempt, the heartbeat interval and a shutdown margin
+# make the lease: 45 s + 3 heartbeats of margin → 90 s.
+ATTEMPT_TIMEOUT_SECONDS = float(env("ATTEMPT_TIMEOUT_SECONDS", "45") or 45)
+LEASE_SECONDS = float(env("LEASE_SECONDS", "90") or 90)
+HEARTBEAT_SECONDS = float(env("HEARTBEAT_SECONDS", "15") or 15)
+# Time kept free before a deadline to commit a result: a retry that cannot finish a whole
+# attempt plus this margin before the deadline is not scheduled (RTY-1).
+COMMIT_MARGIN_SECONDS = float(env("COMMIT_MARGIN_SECONDS", "5") or 5)
+# An ACCEPTED job whose requested event was published this long ago without reaching the
+# inbox is made READY by the scheduler (BRK-4: a lost or purged message loses no job).
+INGRESS_RECOVERY_SECONDS = float(env("INGRESS_RECOVERY_SECONDS", "30") or 30)
+
+# --- Celery on RabbitMQ (see ../notes: reliability pitfalls §1) ------------------------------
+from config.topology import WORK_QUEUES  # noqa: E402
+
+CELERY_BROKER_URL = BROKER_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {"confirm_publish": True}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_POOL_ACQUIRE_TIMEOUT = 10
+CELERY_TASK_QUEUES = WORK_QUEUES
+CELERY_TASK_CREATE_MISSING_QUEUES = False
+CELERY_TASK_DEFAULT_QUEUE = "ingress"
+CELERY_TASK_ROUTES = {
+    "extraction.ingest_requested": {"queue": "ingress", "routing_key": "ingress"},
+    "extraction.run_slot": {"queue": "llm", "routing_key": "llm"},
+}
+CELERY_TASK_ACKS_LATE = True  # ack after the work committed
+CELERY_TASK_REJECT_ON_WORKER_LOST = True  # bounded by x-delivery-limit + DLX
+CELERY_TASK_ACKS_ON_FAILURE = False  # a failed task is rejected without requeue → DLQ
+CELERY_TASK_ACKS_ON_TIMEOUT = False
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_TASK_IGNORE_RESULT = True  # PostgreSQL is the record
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
+CELERY_WORKER_SEND_TASK_EVENTS = False
+CELERY_WORKER_CONSUMER = "config.celery:DeadLetteringConsumer"
+
+# Provider pools: provider + account/project + model (issue 4 adds their capacity limits).
+# EXTRACTION_PROVIDER=openai with OPENAI_BASE_URL / EXTRACTION_MODEL / OPENAI_API_KEY points the
+# default pool at any OpenAI-compatible endpoint; the default is the built-in rule extractor.
+PROVIDER_POOLS = {
+    "default": {
+        "provider": env("EXTRACTION_PROVIDER", "builtin"),
+        "model": env("EXTRACTION_MODEL", "builtin-rules-1"),
+        "base_url": env("OPENAI_BASE_URL", "http://127.0.0.1:8100/v1"),
+        "api_key_env": "OPENAI_API_KEY",
+        "token_limit_parameter": env("OPENAI_TOKEN_LIMIT_PARAMETER", "max_completion_tokens"),
+        "max_output_tokens": env_int("PROVIDER_MAX_OUTPUT_TOKENS", 2000),
+    },
+}
+# A worker slot (one Celery task) runs jobs for at most this long before yielding its thread.
+WORKER_SLOT_SECONDS = float(env("WORKER_SLOT_SECONDS", "60") or 60)
+
+# Worker processes set POSTGRES_POOL_MAX_SIZE: their threads share a small psycopg pool
+# instead of one connection each (pooling requires CONN_MAX_AGE=0).
+if env("POSTGRES_POOL_MAX_SIZE"):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": env_int("POSTGRES_POOL_MAX_SIZE", 20),
+        "timeout": 30,
+    }
+SCHEDULER_INTERVAL_SECONDS = float(env("SCHEDULER_INTERVAL_SECONDS", "1") or 1)
+SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)

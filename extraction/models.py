@@ -106,7 +106,7 @@ class ExtractionJob(models.Model):
             # claim_next_job: runnable jobs in order of availability. lease_until and the
             # heartbeat stay out of every index so heartbeats are HOT updates.
             models.Index(
-                fields=["available_at"],
+                fields=["available_at", "id"],
                 name="job_runnable_idx",
                 condition=Q(state__in=RUNNABLE_STATES),
             ),

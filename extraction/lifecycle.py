@@ -1,0 +1,541 @@
+"""The job state machine: every way a job moves, in one module.
+
+    ACCEPTED ──ingress──▶ READY ──claim──▶ RUNNING ──complete──▶ SUCCEEDED
+        │                   ▲  ▲             │  │  └─complete──▶ REVIEW_REQUIRED ──review──▶ SUCCEEDED / FAILED_TERMINAL
+        │                   │  └─hand back───┘  ├─retry──▶ RETRY_SCHEDULED ──claim──▶ RUNNING
+        │                   └── recovery        └─fail / reap (budget spent)──▶ FAILED_TERMINAL
+        └──────────────────── deadline ───────────────────────────────────────▶ FAILED_TERMINAL
+
+Every transition is one guarded ``UPDATE … WHERE state = ANY(expected) [AND fence = F]`` whose
+row count decides: 0 rows means another actor won (a newer fence, the reaper, a deadline) and
+the caller writes nothing else. Each transition bumps ``state_version`` and appends the
+matching ``job_events`` row in the same transaction. Leaving the pending states gives the
+job's share of the tenant's admission budget back. Time is always the database's ``now()``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Sequence
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from .models import PENDING_STATES, AttemptOutcome, JobState
+
+logger = logging.getLogger(__name__)
+
+COMPLETED_EVENT = "extraction.completed.v1"
+REVIEW_REQUIRED_EVENT = "extraction.review_required.v1"
+DEAD_LETTERED_EVENT = "extraction.dead_lettered.v1"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A worker's ownership of one attempt of a job, valid while ``fence`` is the job's fence."""
+
+    job_id: uuid.UUID
+    tenant_id: uuid.UUID
+    document_id: uuid.UUID
+    schema: str
+    model_policy: str
+    options: dict[str, Any]
+    attempt: int
+    max_attempts: int
+    fence: int
+    deadline_at: datetime
+    worker_id: str
+
+    def log_extra(self) -> dict[str, Any]:
+        return {"job_id": str(self.job_id), "attempt": self.attempt, "fence": self.fence, "worker_id": self.worker_id}
+
+
+@dataclass(frozen=True)
+class AttemptReport:
+    """What one attempt learnt from the provider, for the attempt ledger."""
+
+    outcome: str
+    provider: str = ""
+    model: str = ""
+    provider_request_id: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: int | None = None
+    http_status: int | None = None
+    retry_after_seconds: float | None = None
+    error_detail: str = ""
+
+
+# --- the one primitive ------------------------------------------------------------------------
+
+def _transition(
+    cursor,
+    job_id: uuid.UUID,
+    *,
+    from_states: Sequence[str],
+    to_state: str,
+    reason: str,
+    fence: int | None = None,
+    live_lease: bool = False,
+    set_sql: str = "",
+    where_sql: str = "",
+    params: dict[str, Any] | None = None,
+    detail: dict[str, Any] | None = None,
+    spent_micros: int = 0,
+) -> tuple | None:
+    """Move one job, guarded; return ``(tenant_id, state_version, fence)`` or None if it lost.
+
+    ``set_sql`` and ``where_sql`` are fixed fragments written in this module (never user
+    input): the columns a particular transition also sets, and any extra guard it needs.
+    """
+    leaves_pending = to_state not in PENDING_STATES
+    assert all((s in PENDING_STATES) == (from_states[0] in PENDING_STATES) for s in from_states)
+    releases_budget = leaves_pending and from_states[0] in PENDING_STATES
+    guard = where_sql
+    if fence is not None:
+        guard += " AND fence = %(fence)s"
+    if live_lease:
+        guard += " AND lease_until > now()"
+    values = {"id": job_id, "from": list(from_states), "to": to_state, "fence": fence, **(params or {})}
+    cursor.execute(
+        f"""
+        UPDATE extraction_jobs
+           SET state = %(to)s, state_version = state_version + 1, updated_at = now() {set_sql}
+         WHERE id = %(id)s AND state = ANY(%(from)s) {guard}
+        RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+        """,
+        values,
+    )
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    tenant_id, state_version, new_fence, byte_size, tokens = row
+    cursor.execute(
+        """
+        INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, now())
+        """,
+        [job_id, tenant_id, state_version, from_states[0] if len(from_states) == 1 else "", to_state, reason,
+         json.dumps(detail or {})],
+    )
+    if releases_budget:
+        cursor.execute(
+            """
+            UPDATE accounts_tenantusage
+               SET pending_jobs = pending_jobs - 1,
+                   pending_bytes = pending_bytes - %(bytes)s,
+                   reserved_tokens = reserved_tokens - %(tokens)s,
+                   spent_today_micros = CASE WHEN spend_day = current_date
+                                             THEN spent_today_micros ELSE 0 END + %(spent)s,
+                   spend_day = current_date
+             WHERE tenant_id = %(tenant)s
+            """,
+            {"bytes": byte_size, "tokens": tokens, "spent": spent_micros, "tenant": tenant_id},
+        )
+    return tenant_id, state_version, new_fence
+
+
+def _outbox(cursor, *, job_id: uuid.UUID, tenant_id: uuid.UUID, event_type: str, payload: dict[str, Any]) -> None:
+    cursor.execute(
+        """
+        INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
+                                   publish_attempts, last_error)
+        VALUES (%s, %s, %s, %s, %s, now(), 0, '')
+        """,
+        [uuid.uuid4(), job_id, tenant_id, event_type, json.dumps(payload)],
+    )
+
+
+def _end_attempt(cursor, job_id: uuid.UUID, fence: int, report: AttemptReport) -> None:
+    cursor.execute(
+        """
+        UPDATE extraction_attempts
+           SET ended_at = coalesce(ended_at, now()), outcome = %(outcome)s, provider = %(provider)s,
+               model = %(model)s, provider_request_id = %(request_id)s, input_tokens = %(input_tokens)s,
+               output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s, http_status = %(http_status)s,
+               retry_after_seconds = %(retry_after)s, error_detail = %(error)s
+         WHERE job_id = %(job)s AND fence = %(fence)s
+        """,
+        {
+            "outcome": report.outcome, "provider": report.provider, "model": report.model[:128],
+            "request_id": report.provider_request_id[:128], "input_tokens": report.input_tokens,
+            "output_tokens": report.output_tokens, "latency_ms": report.latency_ms,
+            "http_status": report.http_status, "retry_after": report.retry_after_seconds,
+            "error": report.error_detail[:2000], "job": job_id, "fence": fence,
+        },
+    )
+
+
+def _dead_letter_payload(job_id: uuid.UUID, state_version: int, error_class: str, attempt: int) -> dict[str, Any]:
+    # A reference, never the invoice (DLQ-1): the job row holds the history.
+    return {"job_id": str(job_id), "event_version": 1, "state_version": state_version,
+            "error_class": error_class, "attempt": attempt}
+
+
+# --- ingress (BRK-2, BRK-3) ------------------------------------------------------------------
+
+def payload_digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> str:
+    """Record an ``extraction.requested.v1`` message in the inbox and make its job runnable.
+
+    1. ``INSERT INTO execution_inbox … ON CONFLICT (event_id) DO NOTHING``.
+    2. Already there: same digest → "duplicate" (harmless redelivery); other digest →
+       quarantine row + error log → "quarantined".
+    3. New: ACCEPTED → READY in the same transaction. A job that is already past ACCEPTED
+       (RUNNING, terminal, or made READY by recovery) is left alone: "already_taken_in".
+    The caller acks the message only after this returns (the commit happened).
+    """
+    digest = payload_digest(payload)
+    job_id = uuid.UUID(str(payload["job_id"]))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO execution_inbox (event_id, job_id, payload_digest, received_at)
+            SELECT %s, id, %s, now() FROM extraction_jobs WHERE id = %s
+            ON CONFLICT (event_id) DO NOTHING
+            RETURNING job_id
+            """,
+            [event_id, digest, job_id],
+        )
+        if cursor.fetchone() is None:
+            cursor.execute("SELECT payload_digest FROM execution_inbox WHERE event_id = %s", [event_id])
+            stored = cursor.fetchone()
+            if stored is None:
+                return "unknown_job"
+            if stored[0] == digest:
+                return "duplicate"
+            cursor.execute(
+                """
+                INSERT INTO quarantined_messages (event_id, job_id, stored_digest, received_digest, payload,
+                                                  reason, received_at)
+                VALUES (%s, %s, %s, %s, %s, 'digest_mismatch', now())
+                """,
+                [event_id, job_id, stored[0], digest, json.dumps(payload)],
+            )
+            logger.error("inbox digest mismatch: message quarantined",
+                         extra={"event_id": str(event_id), "job_id": str(job_id)})
+            return "quarantined"
+        moved = _transition(cursor, job_id, from_states=[JobState.ACCEPTED], to_state=JobState.READY,
+                            reason="taken_in", detail={"event_id": str(event_id)})
+        return "taken_in" if moved else "already_taken_in"
+
+
+# --- execution (EXE-1..3) --------------------------------------------------------------------
+
+_CLAIM_SQL = """
+WITH next AS (
+    SELECT id, state AS prior_state
+      FROM extraction_jobs
+     WHERE state IN ('READY', 'RETRY_SCHEDULED')
+       AND available_at <= now()
+       AND deadline_at > now()
+     ORDER BY available_at, id
+     FOR UPDATE SKIP LOCKED
+     LIMIT 1
+)
+UPDATE extraction_jobs AS j
+   SET state = 'RUNNING', attempt = j.attempt + 1, fence = j.fence + 1,
+       lease_owner = %(worker)s, lease_until = now() + make_interval(secs => %(lease)s),
+       state_version = j.state_version + 1, updated_at = now()
+  FROM next
+ WHERE j.id = next.id
+RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
+          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state
+"""
+
+
+def claim_next_job(*, worker_id: str, lease_seconds: float | None = None) -> Claim | None:
+    """EXE-1: take the next runnable job in one short transaction, or None.
+
+    The order of execution is decided here, in PostgreSQL, never by broker FIFO. The model
+    is called only after this COMMIT.
+    """
+    lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_CLAIM_SQL, {"worker": worker_id, "lease": lease})
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
+         deadline_at, state_version, prior_state) = row
+        cursor.execute(
+            """
+            INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
+            VALUES (%s, %s, %s, %s, 'RUNNING', 'claimed', %s, now())
+            """,
+            [job_id, tenant_id, state_version, prior_state, json.dumps({"attempt": attempt, "fence": fence})],
+        )
+        cursor.execute(
+            """
+            INSERT INTO extraction_attempts (job_id, number, fence, worker_id, started_at, outcome, provider,
+                                             model, provider_request_id, error_detail)
+            VALUES (%s, %s, %s, %s, now(), 'running', '', '', '', '')
+            """,
+            [job_id, attempt, fence, worker_id],
+        )
+    if isinstance(options, str):
+        options = json.loads(options)
+    return Claim(job_id=job_id, tenant_id=tenant_id, document_id=document_id, schema=schema,
+                 model_policy=model_policy, options=options, attempt=attempt, max_attempts=max_attempts,
+                 fence=fence, deadline_at=deadline_at, worker_id=worker_id)
+
+
+def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None) -> set[uuid.UUID]:
+    """EXE-2: one heartbeat for many in-flight jobs. Returns the job ids whose ownership is
+    LOST (0 rows for them: a newer fence, the reaper, or the lease already expired)."""
+    if not claims:
+        return set()
+    lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE extraction_jobs AS j
+               SET lease_until = now() + make_interval(secs => %(lease)s)
+              FROM unnest(%(ids)s::uuid[], %(fences)s::bigint[]) AS owned(id, fence)
+             WHERE j.id = owned.id AND j.fence = owned.fence
+               AND j.state = 'RUNNING' AND j.lease_until > now()
+            RETURNING j.id
+            """,
+            {"lease": lease, "ids": [c.job_id for c in claims], "fences": [c.fence for c in claims]},
+        )
+        kept = {row[0] for row in cursor.fetchall()}
+    return {c.job_id for c in claims} - kept
+
+
+def complete_job(
+    claim: Claim,
+    *,
+    review_required: bool,
+    output: dict[str, Any],
+    validation: dict[str, Any],
+    policy_version: str,
+    report: AttemptReport,
+    spent_micros: int = 0,
+) -> bool:
+    """EXE-3: result row + state + outbox event, all or nothing, under the fence and a live
+    lease. False = stale completion: discarded, and recorded in the attempt ledger."""
+    to_state = JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED
+    event = REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT
+    with transaction.atomic(), connection.cursor() as cursor:
+        moved = _transition(
+            cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=to_state,
+            reason="review_required" if review_required else "succeeded",
+            fence=claim.fence, live_lease=True, spent_micros=spent_micros,
+            set_sql=", lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''",
+            detail={"attempt": claim.attempt, "fence": claim.fence, "policy_version": policy_version},
+        )
+        if moved is None:
+            _end_attempt(cursor, claim.job_id, claim.fence, AttemptReport(
+                **{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION,
+                   "error_detail": "completion refused: fence or lease no longer ours"}))
+            logger.warning("stale completion discarded", extra=claim.log_extra())
+            return False
+        tenant_id, state_version, _ = moved
+        cursor.execute(
+            """
+            INSERT INTO extraction_results (job_id, output, validation, policy_version, attempt_number, fence,
+                                            provider, model, created_at)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now())
+            """,
+            [claim.job_id, json.dumps(output), json.dumps(validation), policy_version, claim.attempt,
+             claim.fence, report.provider, report.model[:128]],
+        )
+        _outbox(cursor, job_id=claim.job_id, tenant_id=tenant_id, event_type=event,
+                payload={"job_id": str(claim.job_id), "event_version": 1, "state_version": state_version})
+        _end_attempt(cursor, claim.job_id, claim.fence, report)
+    return True
+
+
+def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_seconds: float,
+                  error_class: str, spent_micros: int = 0) -> str:
+    """RTY-2: persist the attempt's outcome under the current fence, in one transaction:
+    RETRY_SCHEDULED with the next ``available_at`` — unless the next whole attempt (plus the
+    commit margin) would end past the deadline, judged by the database clock — else
+    FAILED_TERMINAL with a dead-letter outbox event (DLQ-2). Returns "retry", "failed" or "stale"."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if retry:
+            moved = _transition(
+                cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=JobState.RETRY_SCHEDULED,
+                reason=report.outcome, fence=claim.fence,
+                set_sql=""",
+                    lease_owner = '', lease_until = NULL, error_class = %(error_class)s,
+                    error_detail = %(error_detail)s,
+                    available_at = now() + make_interval(secs => %(delay)s)""",
+                where_sql=" AND now() + make_interval(secs => %(delay)s + %(budget)s) <= deadline_at",
+                params={"error_class": error_class, "error_detail": report.error_detail[:2000],
+                        "delay": delay_seconds,
+                        "budget": settings.ATTEMPT_TIMEOUT_SECONDS + settings.COMMIT_MARGIN_SECONDS},
+                detail={"attempt": claim.attempt, "delay_seconds": round(delay_seconds, 3)},
+            )
+            if moved is not None:
+                _end_attempt(cursor, claim.job_id, claim.fence, report)
+                return "retry"
+            error_class = "deadline_exceeded"  # or not ours any more: _fail_running tells
+        return _fail_running(cursor, claim, report=report, error_class=error_class, spent_micros=spent_micros)
+
+
+def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str, spent_micros: int) -> str:
+    moved = _transition(
+        cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=JobState.FAILED_TERMINAL,
+        reason=error_class, fence=claim.fence, spent_micros=spent_micros,
+        set_sql=", lease_owner = '', lease_until = NULL, error_class = %(error_class)s, error_detail = %(error_detail)s",
+        params={"error_class": error_class, "error_detail": report.error_detail[:2000]},
+        detail={"attempt": claim.attempt},
+    )
+    if moved is None:
+        _end_attempt(cursor, claim.job_id, claim.fence, AttemptReport(
+            **{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}))
+        return "stale"
+    tenant_id, state_version, _ = moved
+    _outbox(cursor, job_id=claim.job_id, tenant_id=tenant_id, event_type=DEAD_LETTERED_EVENT,
+            payload=_dead_letter_payload(claim.job_id, state_version, error_class, claim.attempt))
+    _end_attempt(cursor, claim.job_id, claim.fence, report)
+    return "failed"
+
+
+def hand_back(claim: Claim, *, available_in_seconds: float, outcome: str, detail: str = "") -> bool:
+    """Give a claimed job back unspent (admission said no, or the worker is stopping before
+    the model call): READY again, the attempt counter restored, the fence kept as is."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        moved = _transition(
+            cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=JobState.READY,
+            reason=outcome, fence=claim.fence,
+            set_sql=""", attempt = attempt - 1, lease_owner = '', lease_until = NULL,
+                    available_at = now() + make_interval(secs => %(delay)s)""",
+            params={"delay": available_in_seconds},
+            detail={"available_in_seconds": round(available_in_seconds, 3), "detail": detail[:200]},
+        )
+        if moved is None:
+            return False
+        _end_attempt(cursor, claim.job_id, claim.fence, AttemptReport(outcome=outcome, error_detail=detail))
+    return True
+
+
+# --- the durable scheduler's sweeps (EXE-5, BRK-4) ---------------------------------------------
+
+def reap_expired_leases(*, limit: int = 200) -> int:
+    """EXE-5: expired RUNNING jobs go to RETRY_SCHEDULED with fence+1 and the next attempt
+    time persisted — or to FAILED_TERMINAL when the retry budget or the deadline is spent.
+    The attempt counter is kept: a dead worker never resets it."""
+    from .retry import backoff_seconds
+
+    reaped = 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT id, fence, attempt, max_attempts,
+                   now() + make_interval(secs => %s) > deadline_at AS no_time_left
+              FROM extraction_jobs
+             WHERE state = 'RUNNING' AND lease_until < now()
+             ORDER BY id
+             FOR UPDATE SKIP LOCKED
+             LIMIT %s
+            """,
+            [settings.ATTEMPT_TIMEOUT_SECONDS + settings.COMMIT_MARGIN_SECONDS, limit],
+        )
+        for job_id, fence, attempt, max_attempts, no_time_left in cursor.fetchall():
+            report = AttemptReport(outcome=AttemptOutcome.LEASE_LOST, error_detail="lease expired; reaped")
+            if attempt >= max_attempts or no_time_left:
+                error_class = "deadline_exceeded" if no_time_left else "retries_exhausted"
+                moved = _transition(
+                    cursor, job_id, from_states=[JobState.RUNNING], to_state=JobState.FAILED_TERMINAL,
+                    reason=error_class, fence=fence,
+                    set_sql=""", fence = fence + 1, lease_owner = '', lease_until = NULL,
+                            error_class = %(error_class)s, error_detail = 'lease expired'""",
+                    params={"error_class": error_class}, detail={"attempt": attempt, "reaped_fence": fence},
+                )
+                if moved:
+                    _outbox(cursor, job_id=job_id, tenant_id=moved[0], event_type=DEAD_LETTERED_EVENT,
+                            payload=_dead_letter_payload(job_id, moved[1], error_class, attempt))
+            else:
+                moved = _transition(
+                    cursor, job_id, from_states=[JobState.RUNNING], to_state=JobState.RETRY_SCHEDULED,
+                    reason="lease_expired", fence=fence,
+                    set_sql=""", fence = fence + 1, lease_owner = '', lease_until = NULL,
+                            error_class = 'lease_expired', error_detail = '',
+                            available_at = now() + make_interval(secs => %(delay)s)""",
+                    params={"delay": backoff_seconds(attempt)}, detail={"attempt": attempt, "reaped_fence": fence},
+                )
+            if moved:
+                _end_attempt(cursor, job_id, fence, report)
+                reaped += 1
+                logger.warning("lease expired: job reaped",
+                               extra={"job_id": str(job_id), "attempt": attempt, "fence": fence})
+    return reaped
+
+
+def expire_deadlines(*, limit: int = 500) -> int:
+    """Jobs still waiting at their deadline fail terminally (``deadline_exceeded``) with a
+    dead-letter event. RUNNING jobs are left to their worker and the reaper."""
+    expired = 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT id, state, attempt FROM extraction_jobs
+             WHERE state IN ('ACCEPTED', 'READY', 'RETRY_SCHEDULED') AND deadline_at <= now()
+             ORDER BY deadline_at
+             FOR UPDATE SKIP LOCKED
+             LIMIT %s
+            """,
+            [limit],
+        )
+        for job_id, state, attempt in cursor.fetchall():
+            moved = _transition(
+                cursor, job_id, from_states=[state], to_state=JobState.FAILED_TERMINAL,
+                reason="deadline_exceeded",
+                set_sql=", error_class = 'deadline_exceeded', error_detail = 'deadline passed before completion'",
+            )
+            if moved:
+                _outbox(cursor, job_id=job_id, tenant_id=moved[0], event_type=DEAD_LETTERED_EVENT,
+                        payload=_dead_letter_payload(job_id, moved[1], "deadline_exceeded", attempt))
+                expired += 1
+    return expired
+
+
+def recover_lost_ingress(*, limit: int = 500) -> int:
+    """BRK-4: an ACCEPTED job whose requested event was published long ago but never reached
+    the inbox (message purged, queue deleted) becomes READY anyway. The inbox would dedupe
+    a late message; the guarded ACCEPTED → READY makes the late one a no-op."""
+    recovered = 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT j.id FROM extraction_jobs j
+              JOIN outbox_events o ON o.job_id = j.id AND o.event_type = 'extraction.requested.v1'
+             WHERE j.state = 'ACCEPTED'
+               AND o.published_at < now() - make_interval(secs => %s)
+             ORDER BY j.id
+             FOR UPDATE OF j SKIP LOCKED
+             LIMIT %s
+            """,
+            [settings.INGRESS_RECOVERY_SECONDS, limit],
+        )
+        for (job_id,) in cursor.fetchall():
+            if _transition(cursor, job_id, from_states=[JobState.ACCEPTED], to_state=JobState.READY,
+                           reason="ingress_recovered"):
+                recovered += 1
+    if recovered:
+        logger.warning("made ACCEPTED jobs READY without their ingress message", extra={"count": recovered})
+    return recovered
+
+
+def count_eligible_jobs(*, cap: int) -> int:
+    """Runnable jobs whose time has come, counted up to ``cap`` (bounded work per sweep)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT count(*) FROM (
+                SELECT 1 FROM extraction_jobs
+                 WHERE state IN ('READY', 'RETRY_SCHEDULED') AND available_at <= now() AND deadline_at > now()
+                 LIMIT %s) AS eligible
+            """,
+            [cap],
+        )
+        return int(cursor.fetchone()[0])

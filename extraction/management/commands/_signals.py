@@ -1,0 +1,16 @@
+"""SIGTERM/SIGINT → a stop event, for the long-running management commands."""
+from __future__ import annotations
+
+import signal
+import threading
+
+
+def stop_event_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def _handler(signum, frame):  # noqa: ARG001
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _handler)
+    signal.signal(signal.SIGINT, _handler)
+    return stop

@@ -1,0 +1,19 @@
+from django.core.management.base import BaseCommand
+
+from extraction.relay import OutboxRelay, run_relay
+
+from ._signals import stop_event_on_signals
+
+
+class Command(BaseCommand):
+    help = "Publish committed outbox events to RabbitMQ (confirms + mandatory), then mark them published."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--once", action="store_true", help="one batch, then exit")
+        parser.add_argument("--batch-size", type=int, default=200)
+        parser.add_argument("--poll", type=float, default=1.0, help="seconds between polls when idle")
+        parser.add_argument("--confirm-timeout", type=float, default=5.0)
+
+    def handle(self, *args, once: bool, batch_size: int, poll: float, confirm_timeout: float, **options):
+        relay = OutboxRelay(batch_size=batch_size, confirm_timeout=confirm_timeout)
+        run_relay(stop=stop_event_on_signals(), poll_seconds=poll, once=once, relay=relay)

@@ -1,0 +1,16 @@
+from django.core.management.base import BaseCommand
+
+from extraction.scheduler import run_scheduler
+
+from ._signals import stop_event_on_signals
+
+
+class Command(BaseCommand):
+    help = "Durable scheduler: reap expired leases, expire deadlines, recover lost ingress, wake workers."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--once", action="store_true", help="one sweep, then exit")
+        parser.add_argument("--interval", type=float, default=None)
+
+    def handle(self, *args, once: bool, interval: float | None, **options):
+        run_scheduler(stop=stop_event_on_signals(), interval=interval, once=once)

@@ -1,0 +1,261 @@
+"""The LLM worker: claim a job from PostgreSQL, call the model with no DB connection held,
+complete under the fence.
+
+One process carries hundreds of in-flight model calls on threads (Celery's ``threads``
+pool): the calls are I/O. Database work happens in short steps that take a connection from
+the process's small pool and give it back before the model call, so 300 calls in flight
+need a handful of connections, not 300. One heartbeat thread per process extends every
+in-flight lease with a single UPDATE.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from typing import Iterator
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import connection, transaction
+
+from . import lifecycle, retry
+from .lifecycle import AttemptReport, Claim
+from .models import AttemptOutcome, Document, DocumentText as DocumentTextRow
+from .providers import provider_for_policy
+from .providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from .text import DocumentText
+
+logger = logging.getLogger("extraction.worker")
+
+POLICY_VERSION = "schema-only.1"
+
+
+@contextmanager
+def db_step() -> Iterator[None]:
+    """A unit of DB work that gives its connection back at the end (to the pool when one
+    is configured), so no connection is held across a model call."""
+    try:
+        yield
+    finally:
+        connection.close()
+
+
+class WorkerRuntime:
+    """Per-process state: identity, the in-flight registry, the heartbeat, the stop flag."""
+
+    def __init__(self, worker_id: str | None = None) -> None:
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight: dict[uuid.UUID, Claim] = {}
+        self._lost: set[uuid.UUID] = set()
+        self._heartbeat: threading.Thread | None = None
+
+    # -- in-flight registry -----------------------------------------------------------------
+    def track(self, claim: Claim) -> None:
+        with self._lock:
+            self._in_flight[claim.job_id] = claim
+        self._ensure_heartbeat()
+
+    def untrack(self, claim: Claim) -> None:
+        with self._lock:
+            self._in_flight.pop(claim.job_id, None)
+            self._lost.discard(claim.job_id)
+
+    def lost(self, claim: Claim) -> bool:
+        with self._lock:
+            return claim.job_id in self._lost
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._in_flight)
+
+    # -- heartbeat (EXE-2) ---------------------------------------------------------------------
+    def _ensure_heartbeat(self) -> None:
+        with self._lock:
+            if self._heartbeat is None or not self._heartbeat.is_alive():
+                self._heartbeat = threading.Thread(target=self._beat_forever, name="lease-heartbeat", daemon=True)
+                self._heartbeat.start()
+
+    def beat_once(self) -> set[uuid.UUID]:
+        with self._lock:
+            claims = list(self._in_flight.values())
+        with db_step():
+            lost = lifecycle.extend_leases(claims)
+        if lost:
+            with self._lock:
+                self._lost |= lost
+            for job_id in lost:
+                logger.warning("lease lost: the attempt's result will be discarded",
+                               extra={"job_id": str(job_id), "worker_id": self.worker_id})
+        return lost
+
+    def _beat_forever(self) -> None:
+        while True:
+            time.sleep(settings.HEARTBEAT_SECONDS)
+            try:
+                self.beat_once()
+            except Exception:  # noqa: BLE001 - a failed beat is retried; the lease has margin
+                logger.exception("heartbeat failed")
+
+
+_runtime: WorkerRuntime | None = None
+_runtime_lock = threading.Lock()
+
+
+def runtime() -> WorkerRuntime:
+    global _runtime
+    with _runtime_lock:
+        if _runtime is None:
+            _runtime = WorkerRuntime()
+        return _runtime
+
+
+def load_document_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
+    """The document's text, extracted on first use and kept, so every attempt and every
+    evidence check reads the same page strings. Raises UnreadableDocument."""
+    from .text import extract_document_text, embedded_invoice_xml  # heavy imports (OCR, PDF)
+
+    with db_step():
+        row = DocumentTextRow.objects.filter(document_id=document_id).first()
+        if row is not None:
+            return DocumentText(pages=tuple(row.pages), source=row.source)
+        document = Document.objects.get(pk=document_id)
+    with default_storage.open(document.storage_name, "rb") as handle:
+        data = handle.read()
+    text = extract_document_text(data, document.content_type, ocr_language=ocr_language)
+    xml = embedded_invoice_xml(data) if document.content_type == "application/pdf" else None
+    with db_step(), transaction.atomic():
+        DocumentTextRow.objects.bulk_create(
+            [DocumentTextRow(document_id=document_id, pages=list(text.pages), source=text.source,
+                             embedded_xml_name=xml[0] if xml else "")],
+            ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
+        )
+        row = DocumentTextRow.objects.get(document_id=document_id)
+    return DocumentText(pages=tuple(row.pages), source=row.source)
+
+
+def _report(outcome: str, response: ProviderResponse | None = None, error: ProviderError | None = None,
+            provider: str = "", detail: str = "") -> AttemptReport:
+    if response is not None:
+        return AttemptReport(outcome=outcome, provider=provider, model=response.model,
+                             provider_request_id=response.provider_request_id, input_tokens=response.input_tokens,
+                             output_tokens=response.output_tokens, latency_ms=response.latency_ms,
+                             http_status=response.http_status, error_detail=detail)
+    if error is not None:
+        return AttemptReport(outcome=outcome, provider=provider, provider_request_id=error.provider_request_id,
+                             http_status=error.http_status, retry_after_seconds=error.retry_after_seconds,
+                             error_detail=detail or str(error))
+    return AttemptReport(outcome=outcome, provider=provider, error_detail=detail)
+
+
+def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
+    """Run one claimed attempt to a persisted outcome. Returns what happened.
+
+    1. Load the document text (extracted once and kept); unreadable → terminal.
+    2. Call the provider with no DB connection held, bounded by the attempt timeout and the
+       job's deadline.
+    3. If the heartbeat lost the lease meanwhile, stop: write nothing but the ledger.
+    4. Parse the output against the schema; invalid → retry, then terminal.
+    5. Complete under fence + live lease (result, state, outbox event in one transaction).
+    """
+    from .schema import SchemaError, SchemaValidationError, parse_invoice_v1
+    from .text import UnreadableDocument
+
+    log = claim.log_extra()
+    rt.track(claim)
+    try:
+        try:
+            document = load_document_text(claim.document_id, ocr_language=claim.options.get("language", "eng"))
+        except UnreadableDocument as exc:
+            with db_step():
+                return lifecycle.retry_or_fail(
+                    claim, report=_report(AttemptOutcome.UNREADABLE_DOCUMENT, detail=str(exc)),
+                    retry=False, delay_seconds=0, error_class="unreadable_document")
+
+        binding = provider_for_policy(claim.model_policy)
+        provider = binding.provider
+        remaining = (claim.deadline_at.timestamp() - time.time()) - settings.COMMIT_MARGIN_SECONDS
+        request = ProviderRequest(
+            job_id=str(claim.job_id), attempt=claim.attempt, document=document, schema=claim.schema,
+            model=binding.model, max_output_tokens=binding.max_output_tokens,
+            timeout_seconds=max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining)),
+        )
+        try:
+            response = provider.extract(request)
+        except ProviderError as exc:
+            return _after_provider_error(claim, exc, provider.name)
+
+        if rt.lost(claim):
+            # Someone else owns the job now; the guarded completion would refuse anyway, and
+            # the paid call is recorded as such (EXE-6: fencing cannot undo it).
+            with db_step(), transaction.atomic(), connection.cursor() as cursor:
+                lifecycle._end_attempt(cursor, claim.job_id, claim.fence,
+                                       _report(AttemptOutcome.STALE_COMPLETION, response, provider=provider.name,
+                                               detail="lease lost during the model call"))
+            return "stale"
+
+        try:
+            invoice = parse_invoice_v1(response.output_text)
+        except (SchemaError, SchemaValidationError) as exc:
+            error = ProviderError(ErrorKind.INVALID_OUTPUT, f"{type(exc).__name__}: {exc}"[:1000],
+                                  http_status=response.http_status,
+                                  provider_request_id=response.provider_request_id)
+            return _after_provider_error(claim, error, provider.name, response=response)
+
+        with db_step():
+            completed = lifecycle.complete_job(
+                claim, review_required=False, output=invoice.model_dump(mode="json"),
+                validation={"policy_version": POLICY_VERSION, "checks": ["json_syntax", "schema"], "reasons": []},
+                policy_version=POLICY_VERSION,
+                report=_report(AttemptOutcome.SUCCEEDED, response, provider=provider.name),
+            )
+        logger.info("attempt completed" if completed else "stale completion discarded", extra=log)
+        return "completed" if completed else "stale"
+    finally:
+        rt.untrack(claim)
+
+
+def _after_provider_error(claim: Claim, error: ProviderError, provider: str,
+                          response: ProviderResponse | None = None) -> str:
+    decision = retry.decide(error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts,
+                            retry_after=error.retry_after_seconds)
+    outcome = retry.OUTCOME_OF_ERROR[error.kind]
+    report = _report(outcome, response, error if response is None else None, provider=provider, detail=str(error))
+    with db_step():
+        result = lifecycle.retry_or_fail(
+            claim, report=report, retry=decision.retry, delay_seconds=decision.delay_seconds,
+            error_class=outcome if decision.retry else decision.reason,
+        )
+    logger.info("attempt failed", extra={**claim.log_extra(), "outcome": outcome, "decision": result,
+                                          "http_status": error.http_status})
+    return result
+
+
+def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = None, max_jobs: int | None = None) -> int:
+    """One worker slot: claim and run jobs until none is eligible (or a bound is reached).
+
+    Returns the number of attempts run: 0 means "no work found". A slot stops claiming as
+    soon as the process is stopping; the attempt in hand is finished.
+    """
+    rt = rt or runtime()
+    max_seconds = settings.WORKER_SLOT_SECONDS if max_seconds is None else max_seconds
+    started = time.monotonic()
+    ran = 0
+    while not rt.stopping.is_set() and time.monotonic() - started < max_seconds:
+        if max_jobs is not None and ran >= max_jobs:
+            break
+        with db_step():
+            claim = lifecycle.claim_next_job(worker_id=rt.worker_id)
+        if claim is None:
+            break
+        ran += 1
+        try:
+            execute_attempt(claim, rt)
+        except Exception:  # noqa: BLE001 - a bug in one attempt must not kill the slot
+            logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())
+    return ran
