@@ -22,6 +22,10 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 )
 
 
+# How many leading bytes decide the type.
+SNIFF_BYTES = 8192
+
+
 class UnsupportedDocument(Exception):
     pass
 
@@ -42,8 +46,9 @@ def _looks_like_text(head: bytes) -> bool:
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # The sample may end inside a multi-byte character.
-        if exc.start < len(head) - 3:
+        # A full sample may end inside a multi-byte character; a shorter one is the whole
+        # document, so an undecodable tail there is not UTF-8 (latin-1 "café", say).
+        if len(head) < SNIFF_BYTES or exc.start < len(head) - 3:
             return False
         text = head[: exc.start].decode("utf-8")
     controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
@@ -59,7 +64,7 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
        the same bytes gets the row that won.
     """
     upload.seek(0)
-    head = upload.read(8192)
+    head = upload.read(SNIFF_BYTES)
     content_type = sniff_content_type(head)
     digest = hashlib.sha256(head)
     size = len(head)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, MultiPartParser
 
 from config.problems import Problem
@@ -22,7 +23,12 @@ class BoundedJSONParser(JSONParser):
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
         if declared > limit:
             raise body_too_large(limit)
-        return super().parse(stream, media_type, parser_context)
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            # json's decoder recurses per nesting level: "[[[[…" within the size limit is
+            # otherwise a 500.
+            raise ParseError("JSON parse error - nested too deeply.") from exc
 
 
 class DocumentSizeLimitHandler(FileUploadHandler):

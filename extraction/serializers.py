@@ -21,6 +21,16 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class DocumentIdField(serializers.UUIDField):
+    """A UUID written as a JSON string. DRF alone would also take ``123`` or ``true`` as
+    ``UUID(int=…)`` and answer "unknown document" to what is a type error."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
 class JobOptionsSerializer(StrictSerializer):
     model_policy = serializers.CharField(default="default")
     priority = serializers.ChoiceField(choices=PriorityClass.choices, default=PriorityClass.BATCH)
@@ -39,7 +49,7 @@ class JobOptionsSerializer(StrictSerializer):
 
 
 class JobCreateSerializer(StrictSerializer):
-    document_id = serializers.UUIDField()
+    document_id = DocumentIdField()
     schema = serializers.ChoiceField(choices=list(SCHEMAS), default="invoice.v1")
     options = JobOptionsSerializer(required=False)
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -80,10 +82,20 @@ def _idempotency_key(request: Request) -> str:
 
 
 class JobCursorPagination(CursorPagination):
-    ordering = "-created_at"
+    # created_at is the transaction's now(): jobs accepted together tie, and the id keeps the
+    # order of ties stable from one page query to the next (the cursor skips ties by offset).
+    ordering = ("-created_at", "-id")
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def paginate_queryset(self, queryset, request, view=None):
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except DjangoValidationError as exc:
+            # A cursor is opaque but client-held: a forged position that is not a timestamp
+            # fails in the ORM and must be a 404 like any other invalid cursor, not a 500.
+            raise NotFound(self.invalid_cursor_message) from exc
 
 
 class ExtractionJobListCreateView(APIView):
