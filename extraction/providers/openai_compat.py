@@ -1,0 +1,214 @@
+"""A provider for any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, the simulator).
+
+One call per :meth:`OpenAIProvider.extract`: the SDK's own retries are off (RTY-3, the worker's
+retry policy is the only layer) and every failure leaves as a :class:`ProviderError` whose kind
+tells that policy what to do.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx2
+import openai
+from openai.types.chat import ChatCompletion
+
+from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.providers.prompt import build_messages
+from extraction.schema import invoice_v1_json_schema
+
+_DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")
+
+# 408 is the server giving up waiting for us; 409 is OpenAI's "lock timeout, try again".
+_TRANSIENT_4XX = {408: ErrorKind.TIMEOUT, 409: ErrorKind.PROVIDER_ERROR}
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
+
+    A date in the past means "now" (0.0). Anything unparsable is None, so callers fall back to
+    their own backoff instead of trusting garbage.
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if _DELTA_SECONDS.fullmatch(value):
+        seconds = float(value)
+        return seconds if math.isfinite(seconds) else None
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        # asctime() dates carry no zone; HTTP dates are always GMT.
+        moment = moment.replace(tzinfo=timezone.utc)
+    now = now or datetime.now(timezone.utc)
+    return max(0.0, (moment - now).total_seconds())
+
+
+def retry_after_from_headers(headers: Any) -> float | None:
+    """The provider's wait: OpenAI's millisecond ``retry-after-ms`` if valid, else ``Retry-After``."""
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            seconds = float(milliseconds) / 1000
+        except ValueError:
+            seconds = math.nan
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return parse_retry_after(headers.get("retry-after"))
+
+
+def rate_limit_headers(headers: Any) -> dict[str, str]:
+    if headers is None:
+        return {}
+    return {name.lower(): value for name, value in headers.items() if name.lower().startswith("x-ratelimit-")}
+
+
+class OpenAIProvider:
+    """Extracts ``invoice.v1`` through Chat Completions with a strict JSON-schema response format.
+
+    ``token_limit_parameter`` is ``max_completion_tokens`` (current OpenAI models) or ``max_tokens``
+    (older OpenAI-compatible servers). The client is built once: its connection pool is shared by
+    every call and is thread-safe.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        token_limit_parameter: str = "max_completion_tokens",
+        connect_timeout_seconds: float = 5.0,
+    ) -> None:
+        if token_limit_parameter not in ("max_completion_tokens", "max_tokens"):
+            raise ValueError(f"unknown token limit parameter {token_limit_parameter!r}")
+        self.token_limit_parameter = token_limit_parameter
+        self.connect_timeout_seconds = connect_timeout_seconds
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def extract(self, request: ProviderRequest) -> ProviderResponse:
+        try:
+            messages = build_messages(request.document, request.schema)
+        except ValueError as error:
+            raise ProviderError(ErrorKind.PERMANENT, str(error), request_sent=False) from error
+        # httpx deadlines are per phase; a non-streamed answer arrives in one read phase, so the
+        # read timeout is the attempt deadline. Connecting gets its own, shorter bound.
+        timeout = httpx2.Timeout(
+            request.timeout_seconds, connect=min(self.connect_timeout_seconds, request.timeout_seconds)
+        )
+        started = time.monotonic()
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(
+                model=request.model,
+                messages=messages,  # type: ignore[arg-type]
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": "invoice_v1", "strict": True, "schema": invoice_v1_json_schema()},
+                },
+                timeout=timeout,
+                # Diagnostics for traces and the simulator's per-job counts; not an idempotency key.
+                extra_headers={"X-Job-Id": str(request.job_id), "X-Attempt": str(request.attempt)},
+                **{self.token_limit_parameter: request.max_output_tokens},  # type: ignore[arg-type]
+            )
+        except openai.APITimeoutError as error:
+            raise _timeout_error(error) from error
+        except openai.APIConnectionError as error:
+            raise _connection_error(error) from error
+        except openai.APIStatusError as error:
+            raise _status_error(error) from error
+        latency_ms = round((time.monotonic() - started) * 1000)
+        return _response_from(raw, request, latency_ms)
+
+
+def _response_from(raw: Any, request: ProviderRequest, latency_ms: int) -> ProviderResponse:
+    headers = raw.headers
+    diagnostics = {
+        "http_status": raw.status_code,
+        "provider_request_id": headers.get("x-request-id") or "",
+        "rate_limit_headers": rate_limit_headers(headers),
+    }
+    try:
+        completion = raw.parse()
+    except Exception as error:  # the SDK raises several types for a body it cannot read
+        raise ProviderError(ErrorKind.INVALID_OUTPUT, f"unreadable response body: {error}", **diagnostics) from error
+    if not isinstance(completion, ChatCompletion):
+        raise ProviderError(ErrorKind.INVALID_OUTPUT, "response body is not a chat completion", **diagnostics)
+    diagnostics["provider_request_id"] = diagnostics["provider_request_id"] or completion.id or ""
+    if not completion.choices:
+        raise ProviderError(ErrorKind.INVALID_OUTPUT, "completion has no choices", **diagnostics)
+    choice = completion.choices[0]
+    content = choice.message.content
+    if not content:
+        refusal = getattr(choice.message, "refusal", None)
+        reason = f"model refused: {refusal}" if refusal else "completion has no content"
+        raise ProviderError(ErrorKind.INVALID_OUTPUT, reason, **diagnostics)
+    if choice.finish_reason == "length":
+        raise ProviderError(
+            ErrorKind.INVALID_OUTPUT,
+            f"output truncated at max_output_tokens={request.max_output_tokens}",
+            **diagnostics,
+        )
+    try:
+        parsed = json.loads(content)
+    except ValueError as error:
+        raise ProviderError(ErrorKind.INVALID_OUTPUT, f"content is not JSON: {error}", **diagnostics) from error
+    if not isinstance(parsed, dict):
+        raise ProviderError(ErrorKind.INVALID_OUTPUT, "content is JSON but not an object", **diagnostics)
+    usage = completion.usage
+    return ProviderResponse(
+        output_text=content,
+        model=completion.model or request.model,
+        input_tokens=usage.prompt_tokens if usage else None,
+        output_tokens=usage.completion_tokens if usage else None,
+        latency_ms=latency_ms,
+        **diagnostics,
+    )
+
+
+def _timeout_error(error: openai.APITimeoutError) -> ProviderError:
+    # A connect (or pool) timeout never put the request on the wire; any later timeout may have
+    # been received, generated and billed (CAP-2, BP-3).
+    never_sent = isinstance(error.__cause__, (httpx2.ConnectTimeout, httpx2.PoolTimeout))
+    return ProviderError(ErrorKind.TIMEOUT, f"no answer in time: {error.__cause__!r}", request_sent=not never_sent)
+
+
+def _connection_error(error: openai.APIConnectionError) -> ProviderError:
+    never_sent = isinstance(error.__cause__, httpx2.ConnectError)
+    return ProviderError(
+        ErrorKind.PROVIDER_ERROR, f"connection failed: {error.__cause__!r}", request_sent=not never_sent
+    )
+
+
+def _status_error(error: openai.APIStatusError) -> ProviderError:
+    status = error.status_code
+    headers = error.response.headers
+    if status == 429 and error.code == "insufficient_quota":
+        # OpenAI's "out of credit" also answers 429; waiting does not fix a billing problem.
+        kind = ErrorKind.PERMANENT
+    elif status == 429:
+        kind = ErrorKind.RATE_LIMITED
+    elif status >= 500:
+        kind = ErrorKind.PROVIDER_ERROR
+    else:
+        kind = _TRANSIENT_4XX.get(status, ErrorKind.PERMANENT)
+    return ProviderError(
+        kind,
+        error.message,
+        http_status=status,
+        retry_after_seconds=retry_after_from_headers(headers),
+        provider_request_id=error.request_id or "",
+        rate_limit_headers=rate_limit_headers(headers),
+    )
