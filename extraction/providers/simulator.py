@@ -11,7 +11,7 @@ lognormal fitted to a mean and a p95. Around that it behaves like a shared, impe
 - faults, each by probability (``<fault>_rate``) or for "the next N calls" (``<fault>_next``):
   ``rate_limit`` (429 regardless of quota), ``error`` (5xx), ``disconnect`` (connection dropped
   without an answer), ``hang`` (no answer until the client gives up), ``malformed`` (content that
-  is not JSON), ``hallucination`` (a well-formed invented IBAN with evidence pointing elsewhere),
+  is not JSON), ``refusal`` (no content, a refusal instead), ``hallucination`` (a well-formed invented IBAN with evidence pointing elsewhere),
   ``injection`` (obey "ignore previous instructions ..." found in the document);
 - ``GET /_stats``, ``POST /_control`` (JSON, same names as :class:`SimulatorConfig` plus
   ``<fault>_next``) and ``POST /_reset`` (back to the startup configuration, counters cleared).
@@ -52,10 +52,10 @@ from extraction.text import DocumentText
 
 Extractor = Callable[[DocumentText], dict]
 
-FAULTS = ("rate_limit", "error", "disconnect", "hang", "malformed", "hallucination", "injection")
+FAULTS = ("rate_limit", "error", "disconnect", "hang", "malformed", "refusal", "hallucination", "injection")
 # The order in which faults are drawn once a call is admitted; the first that fires wins, so a
 # forced "next N" of a later fault is not used up by a call an earlier fault already took.
-_CALL_FAULTS = ("error", "disconnect", "hang", "malformed", "hallucination", "injection")
+_CALL_FAULTS = ("error", "disconnect", "hang", "malformed", "refusal", "hallucination", "injection")
 _Z95 = 1.6448536269514722
 # ~4 characters per token: good enough for quotas and usage; the simulator is not a tokenizer.
 _CHARS_PER_TOKEN = 4
@@ -80,6 +80,7 @@ class SimulatorConfig:
     hang_rate: float = 0.0
     hang_seconds: float = 3600.0        # also ends as soon as the client hangs up
     malformed_rate: float = 0.0
+    refusal_rate: float = 0.0
     hallucination_rate: float = 0.0
     injection_rate: float = 0.0         # chance to obey an injection, when the document has one
     api_key: str = ""                   # when set, requests must send "Authorization: Bearer <key>"
@@ -563,7 +564,7 @@ async def _answer(
         await _sleep_while_connected(request, config.hang_seconds * config.time_scale)
         return _openai_error(504, "Gateway timeout (simulated hang).", type_="server_error", code=None)
 
-    outcome = "ok"
+    outcome, refusal = "ok", None
     if fault == "malformed":
         content, outcome = malformed(content), "malformed"
     elif fault == "hallucination":
@@ -571,12 +572,14 @@ async def _answer(
     elif fault == "injection":
         assert orders is not None
         content, outcome = json.dumps(obey_injection(answer, orders), ensure_ascii=False), "injection_obeyed"
+    elif fault == "refusal":
+        content, refusal, outcome = "", "I'm sorry, I can't help with that.", "refusal"
 
     finish_reason = "stop"
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     if isinstance(limit, int) and limit > 0 and estimate_tokens(content) > limit:
         content, finish_reason, outcome = content[: limit * _CHARS_PER_TOKEN], "length", "truncated"
-    completion_tokens = estimate_tokens(content)
+    completion_tokens = estimate_tokens(refusal or content)
     admission.tokens = prompt_tokens + completion_tokens
 
     started = time.monotonic()
@@ -597,7 +600,7 @@ async def _answer(
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "message": {"role": "assistant", "content": None if refusal else content, "refusal": refusal},
                     "logprobs": None,
                     "finish_reason": finish_reason,
                 }

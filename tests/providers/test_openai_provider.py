@@ -177,6 +177,14 @@ def test_content_that_is_not_json_is_invalid_output(provider, sim):
     assert error.kind is ErrorKind.INVALID_OUTPUT and error.http_status == 200
 
 
+def test_refusal_without_content_is_invalid_output(provider, sim):
+    sim.control(refusal_next=1)
+
+    error = extraction_error(provider, extraction_request())
+
+    assert error.kind is ErrorKind.INVALID_OUTPUT and "refused" in str(error)
+
+
 def test_truncated_answer_is_invalid_output(provider):
     error = extraction_error(provider, extraction_request(max_output_tokens=20))
 
