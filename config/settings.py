@@ -209,6 +209,9 @@ BENCH_FLOOR_VIEWS = env_bool("BENCH_FLOOR_VIEWS", False)
 # --- Execution (EXE, RTY) ------------------------------------------------------------------
 RETRY_BASE_SECONDS = float(env("RETRY_BASE_SECONDS", "2") or 2)
 RETRY_CAP_SECONDS = float(env("RETRY_CAP_SECONDS", "60") or 60)
+RETRY_AFTER_MAX_SECONDS = float(env("RETRY_AFTER_MAX_SECONDS", "600") or 600)
+# A relay's claim on a batch of outbox rows; a crashed relay's rows are retaken after it.
+OUTBOX_CLAIM_SECONDS = float(env("OUTBOX_CLAIM_SECONDS", "30") or 30)
 # EXE-4: the provider deadline of one attempt, the heartbeat interval and a shutdown margin
 # make the lease: 45 s + 3 heartbeats of margin → 90 s.
 ATTEMPT_TIMEOUT_SECONDS = float(env("ATTEMPT_TIMEOUT_SECONDS", "45") or 45)
@@ -277,3 +280,6 @@ if env("POSTGRES_POOL_MAX_SIZE"):
     }
 SCHEDULER_INTERVAL_SECONDS = float(env("SCHEDULER_INTERVAL_SECONDS", "1") or 1)
 SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
+
+# Test-only crash points (extraction/faults.py); empty in every real deployment.
+FAULT_INJECTION_POINTS = frozenset(p for p in (env("FAULT_INJECTION", "") or "").split(",") if p)

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from kombu import Connection, Exchange, Queue
 
-WORK_EXCHANGE = Exchange("extraction", type="direct", durable=True)
+# A topic exchange: exact routing keys behave as with "direct", and Celery's native delayed
+# delivery (enabled for quorum queues) supports it.
+WORK_EXCHANGE = Exchange("extraction", type="topic", durable=True)
 # Job dead letters (DLQ-2): terminal decisions published from the outbox, for inspection.
 DEAD_LETTER_EVENTS_EXCHANGE = Exchange("extraction.dead_letters", type="fanout", durable=True)
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
-import select
 import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import psycopg
 from django.conf import settings
@@ -23,6 +22,8 @@ from kombu import Connection, Exchange, Producer
 
 from config.celery import app as celery_app
 from config.topology import DEAD_LETTER_EVENTS_EXCHANGE, DELIVERY, INGRESS, WORK_EXCHANGE, declare_topology
+
+from .faults import fault_point
 
 logger = logging.getLogger(__name__)
 
@@ -118,14 +119,12 @@ def publish_lag_seconds() -> float:
 class OutboxRelay:
     """Publishes outbox rows with confirms and ``mandatory``; one broker connection."""
 
-    def __init__(self, *, broker_url: str | None = None, batch_size: int = 200, claim_seconds: float = 30.0,
-                 confirm_timeout: float = 5.0, before_mark: Callable[[list[uuid.UUID]], None] | None = None) -> None:
+    def __init__(self, *, broker_url: str | None = None, batch_size: int = 200, claim_seconds: float | None = None,
+                 confirm_timeout: float = 5.0) -> None:
         self.broker_url = broker_url or settings.BROKER_URL
         self.batch_size = batch_size
-        self.claim_seconds = claim_seconds
+        self.claim_seconds = settings.OUTBOX_CLAIM_SECONDS if claim_seconds is None else claim_seconds
         self.confirm_timeout = confirm_timeout
-        # Fault injection for tests: runs after the broker confirmed, before published_at is set.
-        self.before_mark = before_mark
         self._connection: Connection | None = None
         self._producer: Producer | None = None
         self._returned: set[str] = set()
@@ -211,8 +210,8 @@ class OutboxRelay:
                 self.close()
                 # The rest of the batch would fail the same way; leave it to the claim expiry.
                 break
-        if self.before_mark is not None:
-            self.before_mark(published)
+        if published:
+            fault_point("relay_after_confirm")
         mark_published(published)
         release_failed(failures, retry_in_seconds=2.0)
         return len(published)

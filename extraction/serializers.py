@@ -7,7 +7,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from .acceptance import SCHEMAS
-from .models import Document, ExtractionJob, PriorityClass
+from .models import Document, ExtractionJob, ExtractionResult, PriorityClass
 
 
 class StrictSerializer(serializers.Serializer):
@@ -76,6 +76,20 @@ def document_body(document: Document) -> dict[str, Any]:
     }
 
 
+def result_body(job: ExtractionJob) -> dict[str, Any] | None:
+    try:
+        result = job.result
+    except ExtractionResult.DoesNotExist:
+        return None
+    return {
+        "output": result.output,
+        "validation": result.validation,
+        "policy_version": result.policy_version,
+        "model": result.model,
+        "created_at": result.created_at.isoformat(),
+    }
+
+
 def job_body(job: ExtractionJob, *, status_url: str, operator: bool) -> dict[str, Any]:
     """The authoritative status (API-1). Retry internals only for operators."""
     body: dict[str, Any] = {
@@ -91,7 +105,7 @@ def job_body(job: ExtractionJob, *, status_url: str, operator: bool) -> dict[str
         "created_at": job.created_at.isoformat(),
         "updated_at": job.updated_at.isoformat(),
         "deadline_at": job.deadline_at.isoformat(),
-        "result": None,
+        "result": result_body(job),
         "error": {"class": job.error_class, "detail": job.error_detail} if job.error_class else None,
     }
     if operator:

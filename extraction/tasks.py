@@ -17,6 +17,7 @@ from celery.signals import worker_shutting_down
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from . import lifecycle, worker
+from .faults import fault_point
 
 logger = logging.getLogger("extraction.ingress")
 
@@ -55,6 +56,7 @@ def ingest_requested(self, event: dict) -> str:
         raise _reject(f"database refused the event: {exc}", event) from exc
     finally:
         connection.close()
+    fault_point("ingress_after_commit")
     if outcome == "unknown_job":
         raise _reject("no such job", event)
     if outcome == "taken_in":

@@ -151,7 +151,7 @@ class ExtractionJobListCreateView(APIView):
     @extend_schema(parameters=[OpenApiParameter("state", str, enum=JobState.values)], responses={200: dict})
     def get(self, request: Request) -> Response:
         principal = _principal(request)
-        jobs = ExtractionJob.objects.filter(tenant=principal.tenant)
+        jobs = ExtractionJob.objects.filter(tenant=principal.tenant).select_related("result")
         state = request.query_params.get("state")
         if state is not None:
             if state not in JobState.values:
@@ -170,7 +170,7 @@ class ExtractionJobDetailView(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, job_id) -> Response:
         principal = _principal(request)
-        job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).first()
+        job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).select_related("result").first()
         if job is None:
             raise _not_found("extraction job")
         return Response(job_body(job, status_url=_status_url(job.pk), operator=principal.has_role(Role.OPERATOR)))

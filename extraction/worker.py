@@ -23,6 +23,7 @@ from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
 from . import lifecycle, retry
+from .faults import fault_point
 from .lifecycle import AttemptReport, Claim
 from .models import AttemptOutcome, Document, DocumentText as DocumentTextRow
 from .providers import provider_for_policy
@@ -189,6 +190,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             response = provider.extract(request)
         except ProviderError as exc:
             return _after_provider_error(claim, exc, provider.name)
+        fault_point("after_provider_response")
 
         if rt.lost(claim):
             # Someone else owns the job now; the guarded completion would refuse anyway, and
@@ -209,7 +211,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
 
         with db_step():
             completed = lifecycle.complete_job(
-                claim, review_required=False, output=invoice.model_dump(mode="json"),
+                claim, review_required=False, output=invoice.model_dump(mode="json", by_alias=True),
                 validation={"policy_version": POLICY_VERSION, "checks": ["json_syntax", "schema"], "reasons": []},
                 policy_version=POLICY_VERSION,
                 report=_report(AttemptOutcome.SUCCEEDED, response, provider=provider.name),
@@ -225,11 +227,14 @@ def _after_provider_error(claim: Claim, error: ProviderError, provider: str,
     decision = retry.decide(error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts,
                             retry_after=error.retry_after_seconds)
     outcome = retry.OUTCOME_OF_ERROR[error.kind]
-    report = _report(outcome, response, error if response is None else None, provider=provider, detail=str(error))
+    detail = str(error)
+    if decision.exhausted:
+        detail = f"retries exhausted after {claim.attempt} attempts; last: {detail}"
+    report = _report(outcome, response, error if response is None else None, provider=provider, detail=detail)
     with db_step():
+        # The job's error class is the last failure's class; the detail says why it stopped.
         result = lifecycle.retry_or_fail(
-            claim, report=report, retry=decision.retry, delay_seconds=decision.delay_seconds,
-            error_class=outcome if decision.retry else decision.reason,
+            claim, report=report, retry=decision.retry, delay_seconds=decision.delay_seconds, error_class=outcome,
         )
     logger.info("attempt failed", extra={**claim.log_extra(), "outcome": outcome, "decision": result,
                                           "http_status": error.http_status})

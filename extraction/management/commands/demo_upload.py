@@ -1,0 +1,58 @@
+"""Upload sample invoices through the HTTP API and watch their jobs finish (the run command's demo)."""
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+import requests
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+DEMO_FILES = [
+    "testdata/invoices/zugferd-corpus/XML-Rechnung/FX/EN16931_Einfach.pdf",
+    "testdata/invoices/factur-x-python/fixtures/pdf/invoice_EN16931.pdf",
+    "testdata/invoices/invoice2data/compare/AmazonWebServices.pdf",
+    "testdata/invoices/invoice2data/compare/QualityHosting.pdf",
+    "testdata/invoices/zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf",
+]
+TERMINAL = {"SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED"}
+
+
+class Command(BaseCommand):
+    help = "Upload the demo invoices with an API token and print their jobs' states until they finish."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument("--token", required=True)
+        parser.add_argument("--timeout", type=float, default=180)
+
+    def handle(self, *args, base_url: str, token: str, timeout: float, **options):
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {token}"
+        jobs: dict[str, str] = {}
+        for relative in DEMO_FILES:
+            path = Path(settings.BASE_DIR) / relative
+            with path.open("rb") as handle:
+                doc = session.post(f"{base_url}/api/v1/documents", files={"file": (path.name, handle)}, timeout=30)
+            if doc.status_code != 201:
+                raise CommandError(f"upload of {path.name} failed: {doc.status_code} {doc.text[:200]}")
+            job = session.post(f"{base_url}/api/v1/extraction-jobs", json={"document_id": doc.json()["id"]},
+                               headers={"Idempotency-Key": f"demo-{uuid.uuid4()}"}, timeout=30)
+            if job.status_code != 202:
+                raise CommandError(f"submit of {path.name} failed: {job.status_code} {job.text[:200]}")
+            jobs[path.name] = job.headers["Location"]
+            self.stdout.write(f"accepted {path.name}: {job.headers['Location']}")
+        deadline = time.monotonic() + timeout
+        states: dict[str, dict] = {}
+        while time.monotonic() < deadline:
+            states = {name: session.get(f"{base_url}{url}", timeout=10).json() for name, url in jobs.items()}
+            if all(s["state"] in TERMINAL for s in states.values()):
+                break
+            time.sleep(1)
+        self.stdout.write("")
+        for name, status in states.items():
+            result = status.get("result") or {}
+            totals = ((result.get("output") or {}).get("totals") or {}) if isinstance(result, dict) else {}
+            gross = (totals.get("gross") or {}).get("value") if isinstance(totals, dict) else None
+            self.stdout.write(f"{status['state']:<16} {name:<40} gross={gross} {status['status_url']}")
