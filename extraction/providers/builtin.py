@@ -270,7 +270,7 @@ def _column_value(ctx: _Context, line: TextLine, start: int, end: int,
                   pattern: re.Pattern[str]) -> tuple[TextLine, re.Match[str]] | None:
     """A value printed under a column heading: the first match of ``pattern`` in the next lines
     that overlaps the heading's horizontal extent (layout text keeps columns aligned)."""
-    for other in ctx.below(line, count=2):
+    for other in ctx.below(line, count=3):
         for match in pattern.finditer(other.text):
             if match.start() < end + 2 and match.end() > start - 2:
                 return other, match
@@ -281,15 +281,18 @@ def _column_value(ctx: _Context, line: TextLine, start: int, end: int,
 # Parties: which block of the page a line belongs to, so the buyer's VAT id or IBAN is not
 # taken for the supplier's.
 
+# A heading stands alone on its line ("Verkäufer:"), so "Lieferant GmbH" is not one.
 _SELLER_HEADING = re.compile(
     r"^\s*(?:verkäufer|lieferant|rechnungssteller|leistungserbringer|seller|supplier|vendor|"
-    r"fournisseur|vendeur|leverancier|auftragnehmer)\b", re.IGNORECASE)
+    r"fournisseur|vendeur|leverancier|auftragnehmer)\s*:?\s*$", re.IGNORECASE)
 _OTHER_PARTY_HEADING = re.compile(
     r"^\s*(?:käufer|leistungsempfänger|rechnungsempfänger|kunde|buyer|bill(?:ed)?\s+to|invoice\s+to|"
     r"customer|client|acheteur|destinataire|factuuradres|afleveradres|ship\s+to|deliver\s+to|"
     r"lieferanschrift|liefer(?:ung)?\s*an|adresse\s+de\s+(?:livraison|facturation)|"
     r"(?:abweichender\s+)?warenempfänger|abweichender\s+zahlungsempfänger|steuerbevollmächtigter|"
-    r"repr[ée]sentant\s+fiscal|tax\s+representative)", re.IGNORECASE)
+    r"repr[ée]sentant\s+fiscal|tax\s+representative|delivery\s+address)"
+    # A heading ends its line or its column ("Bill To:    Ship To:"); "Invoice to pay by ..." is prose.
+    r"(?:\s+(?:address|adresse|anschrift))?(?=\s*(?::|$|\s{2,}))", re.IGNORECASE)
 _NEUTRAL_HEADING = re.compile(
     r"^\s*(?:bemerkungen|positionsdaten|zahlungsbedingungen|zahlungsart|belegsummen|"
     r"umsatzsteueraufschlüsselung|steueraufschlüsselung|qualifizierung|pos\b)", re.IGNORECASE)
@@ -450,7 +453,7 @@ def find_iban(ctx: _Context, parties: list[str]) -> Found | None:
                 value += chars
                 end = group.end()
                 first_group = False
-            labelled = bool(_IBAN_LABEL.search(line.text[max(0, match.start() - 20):match.start()]))
+            labelled = bool(_IBAN_LABEL.search(line.text[max(0, match.start() - 40):match.start()]))
             valid = len(value) == expected and _iban_checksum_ok(value)
             # Printed dummy accounts (wrong length or checksum) count only right after "IBAN";
             # the validator, not the extractor, decides whether an account is acceptable.
@@ -563,7 +566,8 @@ _CURRENCY_CODE = re.compile(r"(?<![A-Za-z])(" + "|".join(sorted(_CURRENCY_CODES)
 _CURRENCY_SYMBOLS = (
     (re.compile(r"€"), "EUR"), (re.compile(r"£"), "GBP"), (re.compile(r"¥"), "JPY"), (re.compile(r"₹"), "INR"),
     (re.compile(r"(?<![A-Za-z])Rs\.?(?=\s?\d)"), "INR"), (re.compile(r"zł"), "PLN"), (re.compile(r"Kč"), "CZK"),
-    (re.compile(r"(?<![A-Za-z])(?:US)?\$"), "USD"),
+    # "$" only in front of an amount with cents: OCR reads stray "S"/"5" shapes as "$".
+    (re.compile(r"(?<![A-Za-z])(?:US)?\$(?=\s?\d[\d,]*\.\d{2}(?!\d))"), "USD"),
 )
 _CURRENCY_LABEL = _label_pattern(r"(?:rechnungs)?währung", r"currency", r"devise", r"valuta", r"moneda", r"monnaie")
 
@@ -703,7 +707,7 @@ _TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
     "gross": (
         (_label_pattern(
             r"bruttosumme", r"rechnungs(?:end)?betrag", r"gesamtbetrag(?!\s+der)(?:\s*brutto)?", r"gesamtsumme(?:\s*brutto)?",
-            r"summe\s*brutto", r"brutto\s*gesamt", r"endbetrag", r"bruttobetrag", r"total\s*ttc", r"montant\s*ttc",
+            r"summe\s*brutto", r"brutto\s*gesamt", r"endbetrag", r"bruttobetrag", r"total\s*ttc", r"montant\s*(?:eur\s*)?ttc",
             r"total\s*(?:incl\.?|including|inkl\.?)\s*(?:vat|tax|btw|mwst\.?|ust\.?)", r"invoice\s*total",
             r"grand\s*total", r"total\s*amount(?!\s*due)", r"totaal\s*(?:incl\.?|inclusief)(?:\s*btw)?",
             r"factuur\s*totaal", r"total\s*for\s*this\s*invoice", r"total\s*facture", r"importe\s*total",
@@ -714,7 +718,7 @@ _TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
     "net": (
         (_label_pattern(
             r"rechnungssumme\s*ohne\s*(?:ust|mwst|umsatzsteuer)\.?", r"summe\s*netto", r"nettosumme", r"gesamt\s*netto",
-            r"gesamtbetrag\s*netto", r"nettobetrag\s*gesamt", r"netto\s*gesamt", r"total\s*ht", r"montant\s*ht",
+            r"gesamtbetrag\s*netto", r"nettobetrag\s*gesamt", r"netto\s*gesamt", r"total\s*ht", r"montant\s*(?:eur\s*)?ht", r"grondslag",
             r"total\s*hors\s*taxes?", r"net\s*total", r"total\s*net", r"net\s*amount",
             r"total\s*(?:excl\.?|excluding|before|without)\s*(?:vat|tax|btw)", r"(?:amount|subtotal)\s*(?:excl\.?|before)\s*(?:vat|tax)",
             r"exclusief\s*btw", r"totaal\s*excl\.?(?:\s*btw)?", r"untaxed\s*amount", r"amount\s*untaxed",
@@ -746,6 +750,7 @@ _TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
             r"total\s*amount\s*due", r"amount\s*due", r"balance\s*due", r"total\s*due", r"amount\s*payable",
             r"net\s*[àa]\s*payer", r"solde\s*[àa]\s*payer", r"reste\s*[àa]\s*payer", r"somme\s*[àa]\s*payer",
             r"montant\s*[àa]\s*payer", r"te\s*betalen", r"nog\s*te\s*betalen", r"importe\s*a\s*pagar",
+            r"residual(?:\s*amount)?", r"restant\s*d[ûu]", r"remaining\s*(?:amount|balance)",
         ), 0),
     ),
 }
@@ -771,9 +776,10 @@ def _amount_after(ctx: _Context, line: TextLine, position: int) -> list[Amount]:
                 if amount not in result:
                     result.append(amount)
             continue
-        word = token[0].strip(":*()[]%.,;=").lower()
-        if word and re.search(r"[^\W\d_]", word) and word not in _FILLER_WORDS and not re.fullmatch(r"[€$£₹]", word):
-            if len(word) > 2 or word.isupper():
+        printed = token[0].strip(":*()[]%.,;=")
+        word = printed.lower()
+        if word and re.search(r"[^\W\d_]", word) and word not in _FILLER_WORDS:
+            if len(word) > 2 or printed.isupper():
                 break
     return result
 
@@ -785,36 +791,79 @@ class _TotalCandidate:
     found: Found
 
 
+def _labels_in(line: TextLine) -> list[tuple[str, int, re.Match[str]]]:
+    """The total labels on a line as (kind, rank, match), left to right, without overlaps:
+    "Exclusief BTW" is a net label and its "BTW" is not also a tax label."""
+    labels = []
+    for kind, patterns in _TOTAL_LABELS.items():
+        for pattern, rank in patterns:
+            for match in pattern.finditer(line.text):
+                labels.append((match.start(), -(match.end() - match.start()), rank, kind, match))
+    labels.sort(key=lambda label: label[:3])
+    kept: list[tuple[str, int, re.Match[str]]] = []
+    for start, _, rank, kind, match in labels:
+        if kept and start < kept[-1][2].end():
+            continue
+        kept.append((kind, rank, match))
+    return kept
+
+
+def _is_whole(printed: str) -> bool:
+    return re.search(r"[.,]\d{1,4}$", printed.rstrip(" %")) is None
+
+
+def _candidate(kind: str, line: TextLine, amount: Amount, rank: int) -> _TotalCandidate:
+    return _TotalCandidate(kind, amount.value, _found(line, amount.start, amount.end, _decimal_text(amount.value), rank))
+
+
 def _total_candidates(ctx: _Context) -> list[_TotalCandidate]:
+    """Amounts that labels name as a total:
+
+    1. right of the label on its line ("Total HT : 46,68 €");
+    2. under a strong label used as a column heading ("BTW bedrag" / "8,68");
+    3. in a totals row of a table whose headings name the columns
+       ("Montant EUR HT  Montant TVA  Montant EUR TTC" ... "Total facture 24.99 5.00 29.99").
+    """
     candidates: list[_TotalCandidate] = []
     for line in ctx.lines:
-        labels = []
-        for kind, patterns in _TOTAL_LABELS.items():
-            for pattern, rank in patterns:
-                for match in pattern.finditer(line.text):
-                    labels.append((match.start(), -(match.end() - match.start()), rank, kind, match))
-        labels.sort(key=lambda label: label[:3])
-        taken_until = -1
-        for start, _, rank, kind, match in labels:
-            if start < taken_until:
-                continue   # "Exclusief BTW" is a net label; its "BTW" is not a tax label
-            taken_until = match.end()
+        labels = _labels_in(line)
+        for kind, rank, match in labels:
             amounts = [a for a in _amount_after(ctx, line, match.end()) if not a.percent]
+            if rank > 0:
+                # After a weak label ("TVA", "Total") a whole number is more often part of an id.
+                amounts = [a for a in amounts if not _is_whole(line.text[a.start:a.end])]
             if amounts:
-                amount = amounts[-1]
-                candidates.append(_TotalCandidate(kind, amount.value, _found(
-                    line, amount.start, amount.end, _decimal_text(amount.value), rank)))
-                continue
-            if line.text[match.end():].strip(" :") and not line.text[match.end():match.end() + 2].isspace():
-                continue
-            under = _column_value(ctx, line, match.start(), match.end(), _AMOUNT)
-            if under and not under[1]["percent"]:
-                other, value = under
-                parsed = _amounts(other.text, ctx.decimal_comma, value.start(), value.end())
-                if parsed:
-                    candidates.append(_TotalCandidate(kind, parsed[0].value, _found(
-                        other, parsed[0].start, parsed[0].end, _decimal_text(parsed[0].value), rank + 1)))
+                candidates.append(_candidate(kind, line, amounts[-1], rank))
+            elif rank == 0:
+                under = _column_value(ctx, line, match.start(), match.end(), _AMOUNT)
+                if under and not under[1]["percent"]:
+                    other, value = under
+                    parsed = _amounts(other.text, ctx.decimal_comma, value.start(), value.end())
+                    if parsed:
+                        candidates.append(_candidate(kind, other, parsed[0], rank + 1))
+        if labels and labels[0][0] == "gross" and labels[0][2].start() < len(line.text) - len(line.text.lstrip()) + 2:
+            candidates.extend(_table_total_row(ctx, line))
     return candidates
+
+
+def _table_total_row(ctx: _Context, row: TextLine) -> list[_TotalCandidate]:
+    amounts = [a for a in ctx.amounts(row) if not a.percent]
+    if len(amounts) < 2:
+        return []
+    for above in reversed(ctx.lines[max(0, row.number - 8):row.number]):
+        if above.page != row.page:
+            break
+        headings = [(kind, match) for kind, rank, match in _labels_in(above) if rank == 0]
+        if len(headings) < 2 or ctx.amounts(above):
+            continue
+        found = []
+        for amount in amounts:
+            for kind, match in headings:
+                if amount.start < match.end() + 3 and amount.end > match.start() - 3:
+                    found.append(_candidate(kind, row, amount, 0))
+                    break
+        return found
+    return []
 
 
 def find_totals(ctx: _Context) -> dict[str, Found | None]:
@@ -831,6 +880,7 @@ def find_totals(ctx: _Context) -> dict[str, Found | None]:
         for candidate in own:
             distinct.setdefault(candidate.amount, candidate)
         by_kind[kind] = [*list(distinct.values())[:5], None]
+    strongest = {kind: min((c.found.rank for c in options if c), default=9) for kind, options in by_kind.items()}
 
     def cost(choice: dict[str, _TotalCandidate | None]) -> tuple[int, int, int]:
         net, tax, gross = choice["net"], choice["tax"], choice["gross"]
@@ -838,25 +888,22 @@ def find_totals(ctx: _Context) -> dict[str, Found | None]:
         penalty = 0
         if net and tax and gross:
             penalty += 0 if net.amount + tax.amount == gross.amount else 2
-        elif net and gross and tax is None:
-            penalty += 0 if net.amount == gross.amount else 1
         if gross and due:
             paid = abs(prepaid.amount) if prepaid else Decimal(0)
             penalty += 0 if gross.amount - paid == due.amount else 1
         # Leaving out a labelled amount costs more than an inconsistency: the validator, not the
         # extractor, decides what a document whose sums do not add up means.
-        missing = sum(1 for c in choice.values() if c is None)
+        # A weak label ("VAT", "Total") that breaks the arithmetic is dropped rather than kept.
+        missing = sum(25 if strongest[kind] == 0 else 15 for kind, c in choice.items() if c is None)
         rank = sum(c.found.rank for c in choice.values() if c is not None)
         lateness = -sum(c.found.line for c in choice.values() if c is not None)
-        return penalty * 10 + missing * 25 + rank * 4, lateness, 0
+        return penalty * 10 + missing + rank * 4, lateness, 0
 
     kinds = list(by_kind)
     best = min((dict(zip(kinds, combo, strict=True)) for combo in itertools.product(*by_kind.values())), key=cost)
     result: dict[str, Found | None] = {kind: (c.found if c else None) for kind, c in best.items()}
-    prepaid = result.get("prepaid")
-    if prepaid is not None and prepaid.value.startswith("-"):
-        # Printed as a deduction ("Erhaltene Anzahlungen -500,00"); the prepaid amount is 500.
-        result["prepaid"] = Found(prepaid.value[1:], prepaid.page, prepaid.start, prepaid.end, prepaid.rank, prepaid.line)
+    # Printed as a deduction ("Erhaltene Anzahlungen -500,00"); the prepaid amount is 500.
+    result["prepaid"] = _magnitude(result.get("prepaid"))
     return result
 
 
@@ -889,13 +936,13 @@ _LINE_FIELDS = ("description", "quantity", "unit_price", "net_amount", "tax_rate
 _TABLE_END = re.compile(
     r"(?:umsatzsteueraufschlüsselung|steueraufschlüsselung|belegsummen|zwischensumme|sub\s*-?\s*total|subtotaal|"
     r"summe|total|totaal|gesamtbetrag|exclusief|zahlungsbedingungen|zahlungsart|taxe\s+base|tax\s+summary|"
-    r"vat\s+summary|zu-\s*und\s*abschläge|steuer|notes?\b|bemerkung|payment|paiement|règlement)",
+    r"vat\s+summary|zu-\s*und\s*abschläge|steuer|notes?\b|bemerkung|payment|paiement|règlement|"
+    r"seite\s+\d|page\s*\d)",
     re.IGNORECASE)
 # What may stand right of a line's description: amounts, rates, currency and units of measure.
 _UNIT = re.compile(
-    r"(?:stk|stück|st|pcs?|pce|pieces?|units?|unit\(s\)|liters?|liter\(s\)|l|kg|g|t|m|m2|m3|km|h|hrs?|hours?|std|"
+    r"(?:stk|stück|st|pcs?|pce|pieces?|units?|unit\(s\)|liters?|liter\(s\)|l|kg|g|t|m|m2|m3|m²|m³|km|h|hrs?|hours?|std|"
     r"hur|kwh|days?|tage?|tag\(e\)|nights?|ea|each|x|c62|[€$£₹]|eur|usd|gbp|chf|rs\.?)", re.IGNORECASE)
-_KEY_COLON = re.compile(r"[^\W\d_]{2,}\s*:\s*$")
 
 
 @dataclass(frozen=True)
@@ -922,6 +969,9 @@ def _header(line: TextLine) -> list[_Column] | None:
     return None
 
 
+_QUANTITY_WITH_UNIT = re.compile(r"(\d+(?:[.,]\d+)?)(?:units?|unit\(s\)|liters?|liter\(s\)|pcs|stk|kg|hrs?|h)", re.IGNORECASE)
+
+
 def _row_values(ctx: _Context, line: TextLine) -> tuple[int, list[Amount]]:
     """Where a row's description ends, and the amounts right of it (read from the right: values,
     rates, currency signs and units, up to the first word that belongs to the description)."""
@@ -931,12 +981,20 @@ def _row_values(ctx: _Context, line: TextLine) -> tuple[int, list[Amount]]:
     cut = len(text.rstrip())
     values: list[Amount] = []
     for token in reversed(tokens):
+        glued = _QUANTITY_WITH_UNIT.fullmatch(token[0])
+        if glued:
+            # "20Unit(s)", "100Liter(s)": a quantity printed against its unit.
+            number = _amounts(glued[1], ctx.decimal_comma)
+            if number:
+                values.insert(0, Amount(number[0].value, token.start(), token.start() + len(glued[1]), False))
+                cut = token.start()
+                continue
         inside = [a for a in amounts if token.start() <= a.start < token.end() or a.start <= token.start() < a.end]
         if inside:
             values[:0] = [a for a in inside if a not in values]
             cut = min(cut, token.start(), *(a.start for a in inside))
             continue
-        if _UNIT.fullmatch(token[0].strip("()")) or token[0] in ("%", "-", "x"):
+        if _UNIT.fullmatch(token[0]) or _UNIT.fullmatch(token[0].strip("()")) or token[0] in ("%", "-", "x"):
             cut = token.start()
             continue
         break
@@ -1029,16 +1087,21 @@ def find_lines(ctx: _Context) -> list[dict[str, Found]]:
         while index < len(lines) and lines[index].page == header.page:
             line = lines[index]
             stripped = line.text.strip()
-            if _header(line) is not None or _TABLE_END.match(stripped):
+            if _header(line) is not None or _TABLE_END.match(stripped) or _closes_table(line):
                 break
             index += 1
             if not stripped:
                 continue
             cut, values = _row_values(ctx, line)
-            left = line.text[:cut]
-            starts_row = (bool(values) and bool(re.search(r"[^\W\d_]{2,}", left))
-                          and not _KEY_COLON.search(left.rstrip())
-                          and (not numbered or re.match(r"\s*\d{1,4}\s", left) is not None))
+            # A value right after "label:" ("Bruttopreis :1,0000", "Basismenge: 1 Stk") is a detail
+            # of the item above, not a column value.
+            values = [v for v in values if not re.search(r":\s*$", line.text[:v.start])]
+            left = line.text[:min([cut, *(v.start for v in values)])]
+            description = _description(line, left, description_column, numbered)
+            labelled = ":" in left
+            starts_row = (bool(values) and description is not None and not labelled
+                          and (not numbered or re.match(r"\s*\d{1,4}\s", left) is not None
+                               or description.start - line.start >= description_column.start - 2))
             if starts_row:
                 assigned = _assign(columns, values)
                 # Numbers left of the first assigned one belong to the description ("Karton 3 x 20").
@@ -1048,12 +1111,19 @@ def find_lines(ctx: _Context) -> list[dict[str, Found]]:
                     if kind in _LINE_FIELDS:
                         current[kind] = _number_found(line, value)
                 items.append(current)
-            elif current is not None and values and not _KEY_COLON.search(left.rstrip()):
+            elif current is not None and values:
                 for value in values:
                     column = _overlapping(columns, value)
-                    if column is not None and column.kind in _LINE_FIELDS and column.kind not in current:
+                    if column is None or value.percent != (column.kind in ("tax_rate", "discount")):
+                        continue
+                    if column.kind in _LINE_FIELDS and column.kind not in current:
                         current[column.kind] = _number_found(line, value)
-    return [item for item in items if "net_amount" in item or "unit_price" in item]
+    return [item for item in items if "net_amount" in item or ("unit_price" in item and "quantity" in item)]
+
+
+def _closes_table(line: TextLine) -> bool:
+    """A strong totals label anywhere on the line ("... Factuur totaal EUR 49,99") ends the items."""
+    return any(rank == 0 and kind in ("net", "tax", "gross", "amount_due") for kind, rank, _ in _labels_in(line))
 
 
 def _complete_header(ctx: _Context, header: TextLine, columns: list[_Column]) -> tuple[list[_Column], int]:
@@ -1079,15 +1149,16 @@ def _complete_header(ctx: _Context, header: TextLine, columns: list[_Column]) ->
     return sorted(columns, key=lambda c: c.start), first_row
 
 
-def _description(line: TextLine, left: str, column: _Column, numbered: bool) -> Found:
-    """The description part of a row: the text starting nearest the description heading."""
-    segments = [m for m in re.finditer(r"\S+(?:\s\S+)*", left)]
+def _description(line: TextLine, left: str, column: _Column, numbered: bool) -> Found | None:
+    """The description part of a row: from the text that starts nearest the description heading
+    (not the position number or article code left of it) to the first amount."""
+    segments = [m for m in re.finditer(r"\S+(?:\s\S+)*", left) if re.search(r"[^\W\d_]{2,}", m[0])]
     if numbered and segments and segments[0][0].isdigit():
         segments = segments[1:] or segments
+    if not segments:
+        return None
     chosen = min(segments, key=lambda m: (abs(m.start() - column.start), m.start()))
-    start = chosen.start()
-    end = segments[-1].end()
-    return _found(line, start, end, left[start:end])
+    return _found(line, chosen.start(), segments[-1].end(), left[chosen.start():segments[-1].end()])
 
 
 # --------------------------------------------------------------------------------------------
@@ -1098,11 +1169,19 @@ def extract_invoice(document: DocumentText) -> dict[str, Any]:
     """An ``invoice.v1`` dict for the document, every value with its evidence or null."""
     ctx = _context(document)
     parties = _parties(ctx.lines)
+    document_type = find_document_type(ctx)
     totals = find_totals(ctx)
     line_items = find_lines(ctx)
+    amounts = [f for f in totals.values() if f] + [f for item in line_items for k, f in item.items() if k != "description"]
+    if document_type and document_type.value == "credit_note" and any(f.value.startswith("-") for f in amounts):
+        # A credit note printed with minus signs: invoice.v1 follows EN 16931, where the
+        # document type carries the direction and a credit note's amounts are positive.
+        totals = {kind: _magnitude(f) for kind, f in totals.items()}
+        line_items = [{kind: _magnitude(f) if kind != "description" else f for kind, f in item.items()}
+                      for item in line_items]
     return {
         "schema": SCHEMA_ID,
-        "document_type": _field(document, find_document_type(ctx)),
+        "document_type": _field(document, document_type),
         "supplier": {
             "name": _field(document, find_supplier_name(ctx, parties)),
             "vat_id": _field(document, find_vat_id(ctx, parties)),
@@ -1115,6 +1194,12 @@ def extract_invoice(document: DocumentText) -> dict[str, Any]:
         "lines": [{kind: _field(document, item.get(kind)) for kind in _LINE_FIELDS} for item in line_items],
         "totals": {kind: _field(document, totals.get(kind)) for kind in ("net", "tax", "gross", "prepaid", "amount_due")},
     }
+
+
+def _magnitude(found: Found | None) -> Found | None:
+    if found is None or not found.value.startswith("-"):
+        return found
+    return Found(found.value[1:], found.page, found.start, found.end, found.rank, found.line)
 
 
 class BuiltinProvider:
