@@ -171,6 +171,8 @@ class SimulatorState:
         self.startup_config = config
         self.extractor = extractor
         self.clock = clock
+        # Calls in flight are a fact about open connections, not a statistic: reset keeps them.
+        self.in_flight = 0
         self._restore(config)
 
     def reset(self) -> None:
@@ -185,8 +187,7 @@ class SimulatorState:
         self.outcomes: Counter[str] = Counter()
         self.calls_by_job: Counter[str] = Counter()
         self.recent_requests: deque[dict[str, Any]] = deque(maxlen=_RECENT_REQUESTS)
-        self.in_flight = 0
-        self.peak_in_flight = 0
+        self.peak_in_flight = self.in_flight
         self.abandoned = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -251,7 +252,13 @@ class SimulatorState:
                 )
         admission = _Admission(admitted_at=now, tokens=tokens)
         self.requests_window.append(admission)
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         return admission
+
+    def release(self) -> None:
+        """Give back the concurrency permit of a call that has answered (or given up)."""
+        self.in_flight -= 1
 
     def _tokens_free_at(self, needed: int) -> float:
         freed = 0
@@ -507,12 +514,10 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             headers={**state.rate_limit_headers(), **_retry_after_headers(admission.retry_after, config)},
         )
 
-    state.in_flight += 1
-    state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
     try:
         return await _answer(request, state, config, model, body, document, answer, content, prompt_tokens, admission)
     finally:
-        state.in_flight -= 1
+        state.release()
 
 
 def _request_summary(request: web.Request, body: Mapping[str, Any]) -> dict[str, Any]:

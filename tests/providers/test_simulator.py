@@ -160,6 +160,15 @@ def test_tokens_per_minute_counts_prompt_and_completion(client, sim):
     assert float(refused.value.response.headers["retry-after-ms"]) > 0
 
 
+def test_a_call_larger_than_the_whole_token_budget_is_refused_for_good(client, sim):
+    sim.control(tpm=50)
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        complete(client)
+
+    assert refused.value.code == "request_too_large"
+
+
 def test_latency_is_scaled_by_time_scale(client, sim):
     sim.control(latency_mean_seconds=15, time_scale=0.01)  # a constant "15 s" call
     started = time.monotonic()
