@@ -29,6 +29,14 @@ def default_daily_spend_micros() -> int:
     return settings.TENANT_DEFAULT_DAILY_SPEND_MICROS
 
 
+def default_max_in_flight() -> int:
+    return settings.TENANT_DEFAULT_MAX_IN_FLIGHT
+
+
+def default_allowed_currencies() -> list[str]:
+    return list(settings.TENANT_DEFAULT_ALLOWED_CURRENCIES)
+
+
 class Tenant(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     slug = models.SlugField(max_length=63, unique=True)
@@ -42,6 +50,21 @@ class Tenant(models.Model):
         default=default_daily_spend_micros,
         help_text="Estimated model spend allowed per UTC day, in millionths of the billing currency.",
     )
+
+    # Fair scheduling (BP-4): a tenant's share of the workers is proportional to its weight,
+    # and it never has more than max_in_flight jobs RUNNING at once.
+    weight = models.PositiveSmallIntegerField(default=1, help_text="Relative share of worker capacity.")
+    max_in_flight = models.PositiveIntegerField(default=default_max_in_flight,
+                                                help_text="Most jobs of this tenant running at once.")
+    # Validation policy (VAL-2): which ISO 4217 currencies invoices may use, and per-check
+    # severities overriding the policy's defaults ({"check": "blocking" | "warning" | "off"}).
+    allowed_currencies = models.JSONField(default=default_allowed_currencies, blank=True)
+    validation_overrides = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(weight__gte=1), name="tenant_weight_positive"),
+        ]
 
     def __str__(self) -> str:
         return self.slug

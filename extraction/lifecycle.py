@@ -418,6 +418,61 @@ def hand_back(claim: Claim, *, available_in_seconds: float, outcome: str, detail
     return True
 
 
+# --- human review (VAL-2) ------------------------------------------------------------------------
+
+def decide_review(
+    *,
+    job_id: uuid.UUID,
+    seen_state_version: int,
+    reviewer_id: int,
+    approve: bool,
+    before: dict[str, Any],
+    after: dict[str, Any] | None,
+    validation: dict[str, Any],
+    comment: str = "",
+) -> bool:
+    """A reviewer's approval (→ SUCCEEDED, with the corrected output and an
+    ``extraction.completed.v1`` event, so the ERP gets it) or rejection (→ FAILED_TERMINAL,
+    with a dead-letter event), audited in the same transaction.
+
+    Guarded on the ``state_version`` the reviewer saw: of two reviewers acting at once, the
+    second updates 0 rows and gets False. The caller re-validates corrections before approving.
+    """
+    to_state = JobState.SUCCEEDED if approve else JobState.FAILED_TERMINAL
+    reason = "review_approved" if approve else "review_rejected"
+    with transaction.atomic(), connection.cursor() as cursor:
+        moved = _transition(
+            cursor, job_id, from_states=[JobState.REVIEW_REQUIRED], to_state=to_state, reason=reason,
+            where_sql=" AND state_version = %(seen)s",
+            set_sql="" if approve else ", error_class = 'review_rejected', error_detail = %(comment)s",
+            params={"seen": seen_state_version, "comment": comment[:2000]},
+            detail={"reviewer_id": reviewer_id},
+        )
+        if moved is None:
+            return False
+        tenant_id, state_version, _ = moved
+        cursor.execute(
+            """
+            INSERT INTO review_decisions (job_id, reviewer_id, decision, state_version, before, after, validation,
+                                          comment, created_at)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now())
+            """,
+            [job_id, reviewer_id, "approved" if approve else "rejected", seen_state_version, json.dumps(before),
+             json.dumps(after) if after is not None else None, json.dumps(validation), comment],
+        )
+        if approve:
+            cursor.execute(
+                "UPDATE extraction_results SET output = %s, validation = %s WHERE job_id = %s",
+                [json.dumps(after if after is not None else before), json.dumps(validation), job_id],
+            )
+            _outbox(cursor, job_id=job_id, tenant_id=tenant_id, event_type=COMPLETED_EVENT,
+                    payload={"job_id": str(job_id), "event_version": 1, "state_version": state_version})
+        else:
+            _outbox(cursor, job_id=job_id, tenant_id=tenant_id, event_type=DEAD_LETTERED_EVENT,
+                    payload=_dead_letter_payload(job_id, state_version, "review_rejected", 0))
+    return True
+
+
 # --- the durable scheduler's sweeps (EXE-5, BRK-4) ---------------------------------------------
 
 def reap_expired_leases(*, limit: int = 200) -> int:

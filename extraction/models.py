@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
 
+from django.conf import settings
+
 from accounts.models import Tenant
 
 
@@ -283,3 +285,72 @@ class DocumentText(models.Model):
 
     class Meta:
         db_table = "document_texts"
+
+
+class Supplier(models.Model):
+    """A tenant's supplier master data: what an extracted supplier must match (VAL-1)."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="suppliers")
+    name = models.CharField(max_length=200)
+    vat_id = models.CharField(max_length=32, help_text="Normalized: upper case, no spaces.")
+    iban = models.CharField(max_length=34, blank=True, default="", help_text="Normalized: upper case, no spaces.")
+    created_at = models.DateTimeField(db_default=Now())
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "suppliers"
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "vat_id"], name="supplier_unique_vat_id_per_tenant"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.vat_id})"
+
+
+class ReviewDecision(models.Model):
+    """The audit of a reviewer's decision on a REVIEW_REQUIRED job: who, when, before/after."""
+
+    class Decision(models.TextChoices):
+        APPROVED = "approved"
+        REJECTED = "rejected"
+
+    id = models.BigAutoField(primary_key=True)
+    job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="review_decisions")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    state_version = models.PositiveIntegerField(help_text="The job's state_version the decision was made on.")
+    before = models.JSONField()
+    after = models.JSONField(null=True, blank=True)
+    validation = models.JSONField(default=dict, blank=True)
+    comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "review_decisions"
+        constraints = [
+            # One decision per reviewed state: two reviewers acting at once cannot both win.
+            models.UniqueConstraint(fields=["job", "state_version"], name="review_one_decision_per_state"),
+        ]
+
+
+class ProviderPool(models.Model):
+    """A provider pool's limits, editable in the admin; a row overrides settings.PROVIDER_POOLS
+    for the pool of the same name (BP-2: the limiter's scope is the pool, not the pod)."""
+
+    class Budget(models.TextChoices):
+        REQUESTS = "requests"  # hosted API: requests/min, tokens/min and in-flight requests
+        KV_TOKENS = "kv_tokens"  # local vLLM: tokens in flight against the KV-cache budget (BP-6)
+
+    name = models.CharField(max_length=64, primary_key=True)
+    requests_per_minute = models.PositiveIntegerField()
+    tokens_per_minute = models.PositiveIntegerField()
+    max_in_flight = models.PositiveIntegerField()
+    reserved_tokens = models.PositiveIntegerField(help_text="Token reservation per request when not estimated.")
+    max_output_tokens = models.PositiveIntegerField()
+    budget = models.CharField(max_length=16, choices=Budget.choices, default=Budget.REQUESTS)
+    kv_cache_tokens = models.PositiveIntegerField(default=0, help_text="For kv_tokens pools: tokens in flight.")
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "provider_pools"
