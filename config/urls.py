@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from accounts import views as account_views
 from extraction import views as extraction_views
 
 from . import health
@@ -18,6 +19,8 @@ urlpatterns = [
     path("api/v1/extraction-jobs/<uuid:job_id>", extraction_views.ExtractionJobDetailView.as_view(),
          name="extraction-job-detail"),
     path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", account_views.home, name="home"),
 ]
 
 if settings.BENCH_FLOOR_VIEWS:
