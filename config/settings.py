@@ -275,8 +275,28 @@ PROVIDER_POOLS = {
         "api_key_env": "OPENAI_API_KEY",
         "token_limit_parameter": env("OPENAI_TOKEN_LIMIT_PARAMETER", "max_completion_tokens"),
         "max_output_tokens": env_int("PROVIDER_MAX_OUTPUT_TOKENS", 2000),
+        # The shared budget of this pool (BP-2); the admin's ProviderPool row overrides these.
+        "requests_per_minute": env_int("POOL_REQUESTS_PER_MINUTE", 600),
+        "tokens_per_minute": env_int("POOL_TOKENS_PER_MINUTE", 600_000),
+        "max_in_flight": env_int("POOL_MAX_IN_FLIGHT", 30),
+        "reserved_tokens": env_int("POOL_RESERVED_TOKENS", 6000),
+        "budget": env("POOL_BUDGET", "requests"),
+        "kv_cache_tokens": env_int("POOL_KV_CACHE_TOKENS", 0),
     },
 }
+# --- Capacity limiter (extraction/limiter.py) ------------------------------------------------
+# When Redis is unreachable: "closed" makes no model calls; "local" lets each process spend
+# CAPACITY_LOCAL_SHARE of every pool limit (set it to about 1 / number of worker processes).
+CAPACITY_FAIL_MODE = env("CAPACITY_FAIL_MODE", "closed")
+CAPACITY_LOCAL_SHARE = float(env("CAPACITY_LOCAL_SHARE", "0.25") or 0.25)
+# An in-flight permit outlives the longest attempt; a killed worker's permit expires after it.
+CAPACITY_PERMIT_TTL_SECONDS = float(env("CAPACITY_PERMIT_TTL_SECONDS", "60") or 60)
+# After a 429 cooldown, limits ramp from 10 % to 100 % over this long.
+CAPACITY_RAMP_SECONDS = float(env("CAPACITY_RAMP_SECONDS", "10") or 10)
+# A 429 without a usable Retry-After cools the pool down this long.
+CAPACITY_DEFAULT_COOLDOWN_SECONDS = float(env("CAPACITY_DEFAULT_COOLDOWN_SECONDS", "5") or 5)
+CAPACITY_IN_FLIGHT_RETRY_SECONDS = float(env("CAPACITY_IN_FLIGHT_RETRY_SECONDS", "0.5") or 0.5)
+CAPACITY_UNAVAILABLE_RETRY_SECONDS = float(env("CAPACITY_UNAVAILABLE_RETRY_SECONDS", "5") or 5)
 # A worker slot (one Celery task) runs jobs for at most this long before yielding its thread.
 WORKER_SLOT_SECONDS = float(env("WORKER_SLOT_SECONDS", "60") or 60)
 
@@ -294,3 +314,7 @@ SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 
 # Test-only crash points (extraction/faults.py); empty in every real deployment.
 FAULT_INJECTION_POINTS = frozenset(p for p in (env("FAULT_INJECTION", "") or "").split(",") if p)
+TOKEN_ESTIMATE_CHARS_PER_TOKEN = float(env("TOKEN_ESTIMATE_CHARS_PER_TOKEN", "4") or 4)
+# Fair claiming (BP-4): an interactive job counts as if it had been waiting this much longer
+# than a batch job; a batch job that has waited longer than this beats a fresh interactive one.
+INTERACTIVE_PRIORITY_BOOST_SECONDS = float(env("INTERACTIVE_PRIORITY_BOOST_SECONDS", "300") or 300)

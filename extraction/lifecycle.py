@@ -229,15 +229,70 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
 
 # --- execution (EXE-1..3) --------------------------------------------------------------------
 
+# The fair claim (EXE-1, BP-4). One statement, in the claiming transaction:
+#
+# 1. ``running``: RUNNING jobs per tenant (the few running rows, by job_running_tenant_idx).
+# 2. ``tenants``: tenants with pending work and below their in-flight cap.
+# 3. ``candidates``: each such tenant's next few runnable jobs, by effective time =
+#    available_at, minus INTERACTIVE_PRIORITY_BOOST for interactive jobs (priority with aging:
+#    a batch job that has waited longer than the boost beats a fresh interactive one). Two
+#    index probes per tenant (job_fair_claim_idx), so the cost does not grow with the table.
+#    Each candidate's share = (tenant's running jobs + its rank among the tenant's
+#    candidates) / tenant weight: the tenant furthest below its weighted share goes first,
+#    and concurrent claimers fall through to the next tenant in round-robin order.
+# 4. ``next``: the best candidate not locked by another claimer (SKIP LOCKED), re-checked
+#    to be runnable after the lock.
+# 5. It becomes RUNNING with attempt+1, fence+1 and a lease, all by the database clock.
+#
+# Bound on waiting: a tenant with nothing running has share 0 and is served by the next free
+# worker slot, ahead of every tenant with running work; ties between idle tenants go by
+# effective time. So a 1-job tenant waits for at most one slot to free up (about the mean
+# model latency / worker slots) plus the claims of other idle tenants that were there first,
+# however large another tenant's backlog is.
+# The in-flight cap is checked against committed RUNNING rows: claimers racing in the same
+# instant may overshoot it by at most their number.
 _CLAIM_SQL = """
-WITH next AS (
-    SELECT id, state AS prior_state
-      FROM extraction_jobs
-     WHERE state IN ('READY', 'RETRY_SCHEDULED')
-       AND available_at <= now()
-       AND deadline_at > now()
-     ORDER BY available_at, id
-     FOR UPDATE SKIP LOCKED
+WITH running AS (
+    SELECT tenant_id, count(*) AS n FROM extraction_jobs WHERE state = 'RUNNING' GROUP BY tenant_id
+),
+tenants AS (
+    SELECT t.id, t.weight, coalesce(r.n, 0) AS running
+      FROM accounts_tenantusage u
+      JOIN accounts_tenant t ON t.id = u.tenant_id
+      LEFT JOIN running r ON r.tenant_id = u.tenant_id
+     WHERE u.pending_jobs > 0 AND coalesce(r.n, 0) < t.max_in_flight
+),
+candidates AS (
+    SELECT c.id, c.effective_at,
+           (tn.running + row_number() OVER (PARTITION BY tn.id ORDER BY c.effective_at, c.id) - 1)::float
+             / tn.weight AS share
+      FROM tenants tn
+      CROSS JOIN LATERAL (
+          (SELECT j.id, j.available_at - make_interval(secs => %(boost)s) AS effective_at
+             FROM extraction_jobs j
+            WHERE j.tenant_id = tn.id AND j.priority_class = 'interactive'
+              AND j.state IN ('READY', 'RETRY_SCHEDULED') AND j.available_at <= now()
+              AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
+            ORDER BY j.available_at
+            LIMIT %(per_tenant)s)
+          UNION ALL
+          (SELECT j.id, j.available_at AS effective_at
+             FROM extraction_jobs j
+            WHERE j.tenant_id = tn.id AND j.priority_class = 'batch'
+              AND j.state IN ('READY', 'RETRY_SCHEDULED') AND j.available_at <= now()
+              AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
+            ORDER BY j.available_at
+            LIMIT %(per_tenant)s)
+      ) AS c
+),
+next AS (
+    SELECT j.id, j.state AS prior_state
+      FROM extraction_jobs j
+      JOIN (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
+        ON c.id = j.id
+     WHERE j.state IN ('READY', 'RETRY_SCHEDULED')
+     ORDER BY c.share, c.effective_at
+     FOR UPDATE OF j SKIP LOCKED
      LIMIT 1
 )
 UPDATE extraction_jobs AS j
@@ -251,15 +306,21 @@ RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options,
 """
 
 
-def claim_next_job(*, worker_id: str, lease_seconds: float | None = None) -> Claim | None:
-    """EXE-1: take the next runnable job in one short transaction, or None.
+def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
+                   lease_seconds: float | None = None) -> Claim | None:
+    """EXE-1: take the next runnable job, chosen fairly (see ``_CLAIM_SQL``), or None.
 
-    The order of execution is decided here, in PostgreSQL, never by broker FIFO. The model
-    is called only after this COMMIT.
+    ``policies`` limits the claim to jobs whose model policy's pool has capacity right now,
+    so a saturated pool's jobs stay READY instead of being claimed and handed back. The
+    model is called only after this short transaction has committed.
     """
     lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
+    policies = list(policies) if policies is not None else list(settings.MODEL_POLICIES)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_CLAIM_SQL, {"worker": worker_id, "lease": lease})
+        cursor.execute(_CLAIM_SQL, {
+            "worker": worker_id, "lease": lease, "policies": policies,
+            "boost": settings.INTERACTIVE_PRIORITY_BOOST_SECONDS, "per_tenant": 4, "window": 64,
+        })
         row = cursor.fetchone()
         if row is None:
             return None

@@ -105,15 +105,21 @@ class ExtractionJob(models.Model):
             models.CheckConstraint(condition=Q(attempt__lte=models.F("max_attempts")), name="job_attempts_bounded"),
         ]
         indexes = [
-            # claim_next_job: runnable jobs in order of availability. lease_until and the
-            # heartbeat stay out of every index so heartbeats are HOT updates.
+            # count_eligible_jobs (the scheduler's wake-ups): runnable jobs by availability.
+            # lease_until and the heartbeat stay out of every index so heartbeats are HOT updates.
             models.Index(
                 fields=["available_at", "id"],
                 name="job_runnable_idx",
                 condition=Q(state__in=RUNNABLE_STATES),
             ),
-            # reap_expired_leases: the few RUNNING rows.
-            models.Index(fields=["id"], name="job_running_idx", condition=Q(state=JobState.RUNNING)),
+            # claim_next_job (fair share): each tenant's next runnable jobs per priority class.
+            models.Index(
+                fields=["tenant", "priority_class", "available_at"],
+                name="job_fair_claim_idx",
+                condition=Q(state__in=RUNNABLE_STATES),
+            ),
+            # reap_expired_leases and the claim's running-per-tenant count: the few RUNNING rows.
+            models.Index(fields=["tenant"], name="job_running_tenant_idx", condition=Q(state=JobState.RUNNING)),
             # expire_deadlines and the recovery of ACCEPTED jobs whose ingress message was lost.
             models.Index(
                 fields=["deadline_at"],

