@@ -15,7 +15,7 @@ from kombu import Connection
 
 from config.topology import LLM, queue_depth
 
-from . import lifecycle
+from . import lifecycle, limiter
 
 logger = logging.getLogger("extraction.scheduler")
 
@@ -28,14 +28,29 @@ class Sweep:
     woken: int
 
 
+def free_model_capacity() -> int:
+    """In-flight permits free across the pools (0 while a pool cools down). Waking more
+    workers than this would only make them claim jobs and hand them back."""
+    free = 0
+    for pool in {config["provider_pool"] for config in settings.MODEL_POLICIES.values()}:
+        limits = limiter.pool_limits(pool)
+        snap = limiter.snapshot(limits)
+        if snap is None:  # Redis unreachable: the fail mode decides, the wake-ups are cheap
+            free += limits.max_in_flight if settings.CAPACITY_FAIL_MODE == "local" else 0
+        elif snap.cooldown_remaining_seconds == 0:
+            free += max(0, limits.max_in_flight - snap.in_flight) if limits.budget == "requests" else 1
+    return free
+
+
 def wake_for_eligible_jobs(broker: Connection) -> int:
-    """Publish wake-ups so that waiting wake messages cover the eligible jobs (bounded)."""
+    """Publish wake-ups so that the waiting wake messages cover the eligible jobs, as far as
+    the pools have room for them (bounded per sweep)."""
     from .tasks import wake_workers
 
     eligible = lifecycle.count_eligible_jobs(cap=settings.SCHEDULER_WAKE_CAP)
     if eligible == 0:
         return 0
-    missing = eligible - queue_depth(broker, LLM)
+    missing = min(eligible, free_model_capacity()) - queue_depth(broker, LLM)
     return wake_workers(min(missing, settings.SCHEDULER_WAKE_CAP)) if missing > 0 else 0
 
 
