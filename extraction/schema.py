@@ -185,7 +185,8 @@ def parse_invoice_v1(text: str) -> InvoiceV1:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise SchemaError(f"output is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        where = f"line {error.lineno} column {error.colno}"
+        raise SchemaError(f"output is not valid JSON: {error.msg} at {where}") from None
     except (TypeError, RecursionError) as error:
         raise SchemaError(f"output is not valid JSON: {type(error).__name__}") from None
     if not isinstance(data, dict):

@@ -101,7 +101,7 @@ def embedded_invoice_xml(data: bytes) -> tuple[str, bytes] | None:
         if reader.is_encrypted and not _decrypts_with_empty_password(reader):
             return None
         attachments = {name: contents for name, contents in reader.attachments.items() if contents}
-    except Exception:  # noqa: BLE001 - pypdf raises many types on malformed files; none is ours to handle
+    except Exception:  # pypdf raises many types on malformed files; none is ours to handle
         return None
     by_lower_name = {name.lower(): name for name in sorted(attachments)}
     for preferred in _INVOICE_XML_NAMES:
@@ -131,7 +131,7 @@ def _pdf_text(data: bytes, ocr_language: str) -> DocumentText:
             layer = [_tidy(page.extract_text(layout=True) or "") for page in pdf.pages]
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise UnreadableDocument("the PDF is encrypted") from None
-    except Exception as error:  # noqa: BLE001 - pdfminer's parse errors have no common base class
+    except Exception as error:  # pdfminer's parse errors have no common base class
         raise UnreadableDocument(f"the PDF cannot be parsed ({type(error).__name__})") from None
     if not layer:
         raise UnreadableDocument("the PDF has no pages")
@@ -159,7 +159,7 @@ def _reject_locked_pdf(data: bytes) -> None:
     try:
         reader = PdfReader(io.BytesIO(data))
         locked = reader.is_encrypted and not _decrypts_with_empty_password(reader)
-    except Exception as error:  # noqa: BLE001 - pypdf raises many types on malformed files
+    except Exception as error:  # pypdf raises many types on malformed files
         raise UnreadableDocument(f"the PDF cannot be parsed ({type(error).__name__})") from None
     if locked:
         raise UnreadableDocument("the PDF is encrypted with a password")

@@ -9,13 +9,14 @@ with null evidence, never guessed. Values are normalized (``"1.234,50"`` -> ``"1
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import itertools
 import json
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -171,7 +172,8 @@ _MONTH_NAMES = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
 _NUMERIC_DATE = re.compile(r"(?<![\d.,/-])(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})(?![\d/]|[.,-]\d)")
 _ISO_DATE = re.compile(r"(?<![\d.])(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _DAY_MONTH_NAME = re.compile(
-    rf"(?<!\d)(\d{{1,2}})(?:\.|er|st|nd|rd|th)?\s*(?:de\s+)?({_MONTH_NAMES})\.?,?\s+(?:de\s+)?(\d{{4}})(?!\d)", re.IGNORECASE)
+    rf"(?<!\d)(\d{{1,2}})(?:\.|er|st|nd|rd|th)?\s*(?:de\s+)?({_MONTH_NAMES})\.?,?\s+(?:de\s+)?(\d{{4}})(?!\d)",
+    re.IGNORECASE)
 _MONTH_NAME_DAY = re.compile(
     rf"(?<![^\W\d_])({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s*(\d{{4}})(?!\d)", re.IGNORECASE)
 
@@ -189,10 +191,8 @@ def _dates(text: str, month_first: bool) -> list[DateMatch]:
     def add(match: re.Match[str], year: int, month: int, day: int) -> None:
         if year < 100:
             year += 2000 if year < 70 else 1900
-        try:
+        with contextlib.suppress(ValueError):   # 31.02.: not a date, whatever it looks like
             found.append(DateMatch(datetime.date(year, month, day), match.start(), match.end()))
-        except ValueError:
-            pass
 
     for match in _ISO_DATE.finditer(text):
         add(match, int(match[1]), int(match[2]), int(match[3]))
@@ -340,7 +340,8 @@ def _buyer_cue_before(line: TextLine, position: int) -> bool:
 _VAT_FORMATS = {
     "AT": r"U\d{8}", "BE": r"[01]\d{9}", "BG": r"\d{9,10}", "CY": r"\d{8}[A-Z]", "CZ": r"\d{8,10}",
     "DE": r"\d{9}", "DK": r"\d{8}", "EE": r"\d{9}", "EL": r"\d{9}", "GR": r"\d{9}", "ES": r"[A-Z0-9]\d{7}[A-Z0-9]",
-    "FI": r"\d{8}", "FR": r"[A-HJ-NP-Z0-9]{2}\d{9}", "HR": r"\d{11}", "HU": r"\d{8}", "IE": r"\d[A-Z0-9+*]\d{5}[A-Z]{1,2}",
+    "FI": r"\d{8}", "FR": r"[A-HJ-NP-Z0-9]{2}\d{9}", "HR": r"\d{11}", "HU": r"\d{8}",
+    "IE": r"\d[A-Z0-9+*]\d{5}[A-Z]{1,2}",
     "IT": r"\d{11}", "LT": r"\d{9}|\d{12}", "LU": r"\d{8}", "LV": r"\d{11}", "MT": r"\d{8}",
     "NL": r"\d{9}B\d{2}", "PL": r"\d{10}", "PT": r"\d{9}", "RO": r"\d{2,10}", "SE": r"\d{12}",
     "SI": r"\d{8}", "SK": r"\d{10}", "GB": r"\d{9}|\d{12}|GD\d{3}|HA\d{3}", "XI": r"\d{9}|\d{12}",
@@ -371,7 +372,8 @@ _INVOICE_NUMBER_LABELS: tuple[tuple[re.Pattern[str], int], ...] = (
         r"gutschrift(?:s)?\s*-?\s*(?:nummer|nr\.?)",
         # "Handelsrechnung (380) Nr.", "Rechnung des Versicherers (575) Nr.", "Gutschrift (...) (389) Nr."
         r"[^\W\d_]*(?:rechnung|korrektur|gutschrift)[^\W\d_]*(?:\s+des\s+[^\W\d_]+)?(?:\s*\([^)\n]{0,40}\))*\s+nr\.?",
-        r"f\s?actuur\s*-?\s*(?:nummer|nr\.?|no\.?)", r"facture\s*(?:n\s?°|no\.?|num[ée]ro|#)", r"num[ée]ro\s+de\s+facture",
+        r"f\s?actuur\s*-?\s*(?:nummer|nr\.?|no\.?)", r"facture\s*(?:n\s?°|no\.?|num[ée]ro|#)",
+        r"num[ée]ro\s+de\s+facture",
         r"avoir\s*(?:n\s?°|no\.?)", r"credit\s*note\s*(?:number|no\.?|#)", r"factura\s*(?:n[º°o]\.?|n[úu]mero)",
         r"fattura\s*(?:n\.?|numero)", r"document\s*(?:number|no\.?)",
     ), 0),
@@ -494,13 +496,14 @@ _ISSUE_DATE_LABELS = (
         r"date\s*de\s*(?:la\s*)?facture", r"date\s*d'?[ée]mission", r"f\s?actuur\s*datum", r"factuurdatum",
         r"fecha\s*de\s*(?:la\s*)?factura", r"data\s*(?:della\s*)?fattura",
     ), 0),
-    (_label_pattern(r"(?:rechnung|facture|invoice|gutschrift|avoir|handelsrechnung)[^\n]{0,60}?\s(?:vom|du|dated|of)"), 1),
+    (_label_pattern(r"(?:[^\W\d_]*rechnung|facture|invoice|gutschrift|avoir)[^\n]{0,60}?\s(?:vom|du|dated|of)"), 1),
     (_label_pattern(r"datum", r"date", r"dated", r"vom"), 2),
 )
 _DUE_DATE_LABELS = (
     (_label_pattern(
         r"due\s*date", r"payment\s*due(?:\s*date)?", r"due\s*on", r"pay(?:able)?\s*by", r"f[äa]lligkeits?datum",
-        r"f[äa]lligkeit", r"f[äa]llig\s*(?:am|bis|zum)?", r"zahlungsziel", r"zahlbar\s*bis(?:\s*zum)?", r"zu\s*zahlen\s*bis",
+        r"f[äa]lligkeit", r"f[äa]llig\s*(?:am|bis|zum)?", r"zahlungsziel", r"zahlbar\s*bis(?:\s*zum)?",
+        r"zu\s*zahlen\s*bis",
         r"date\s*d'?[ée]ch[ée]ance", r"[ée]ch[ée]ance", r"date\s*limite\s*de\s*paiement", r"[àa]\s*payer\s*avant\s*le",
         r"vervaldatum", r"te\s*betalen\s*voor", r"fecha\s*de\s*vencimiento", r"scadenza",
     ), 0),
@@ -534,8 +537,8 @@ def _find_date(ctx: _Context, labels: tuple[tuple[re.Pattern[str], int], ...],
     return min(candidates, key=lambda found: (found.rank, found.line, found.start))
 
 
-_DUE_CONTEXT = re.compile(r"f[äa]llig|due|zahlbar|[ée]ch[ée]ance|vervaldatum|limite|payer|period|zeitraum|leistung|liefer",
-                          re.IGNORECASE)
+_DUE_CONTEXT = re.compile(
+    r"f[äa]llig|due|zahlbar|[ée]ch[ée]ance|vervaldatum|limite|payer|period|zeitraum|leistung|liefer", re.IGNORECASE)
 
 
 def find_issue_date(ctx: _Context) -> Found | None:
@@ -659,7 +662,7 @@ def find_supplier_name(ctx: _Context, parties: list[str]) -> Found | None:
                 continue
             start = match.start(1) + (len(match[1]) - len(match[1].lstrip(" ,")))
             occurrences.setdefault(name.lower(), []).append(_found(line, start, start + len(name), name))
-    for name, found in occurrences.items():
+    for found in occurrences.values():
         first = found[0]
         top = first.line < 15
         score = len(found) + (2 if top else 0)
@@ -675,7 +678,8 @@ def find_supplier_name(ctx: _Context, parties: list[str]) -> Found | None:
 # A "Rechnungskorrektur" (UNTDID 384, corrected invoice) stays an invoice, with negative amounts.
 _CREDIT_NOTE = _label_pattern(r"credit\s*note", r"credit\s*memo", r"gutschrift", r"avoir", r"creditnota",
                               r"nota\s*de\s*cr[ée]dito", r"nota\s*di\s*credito", r"stornorechnung")
-_INVOICE_TITLE = _label_pattern(r"[^\W\d_]*rechnung[^\W\d_]*", r"invoices?", r"facture", r"factuur", r"factura", r"fattura",
+_INVOICE_TITLE = _label_pattern(r"[^\W\d_]*rechnung[^\W\d_]*", r"invoices?", r"facture", r"factuur", r"factura",
+                                r"fattura",
                                 r"faktura", r"bill", r"tax\s*invoice")
 _TYPE_CODE = re.compile(r"\((\d{3})\)")
 _CREDIT_TYPE_CODES = {"381", "396", "81", "83", "532"}
@@ -706,8 +710,10 @@ def find_document_type(ctx: _Context) -> Found | None:
 _TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
     "gross": (
         (_label_pattern(
-            r"bruttosumme", r"rechnungs(?:end)?betrag", r"gesamtbetrag(?!\s+der)(?:\s*brutto)?", r"gesamtsumme(?:\s*brutto)?",
-            r"summe\s*brutto", r"brutto\s*gesamt", r"endbetrag", r"bruttobetrag", r"total\s*ttc", r"montant\s*(?:eur\s*)?ttc",
+            r"bruttosumme", r"rechnungs(?:end)?betrag", r"gesamtbetrag(?!\s+der)(?:\s*brutto)?",
+            r"gesamtsumme(?:\s*brutto)?",
+            r"summe\s*brutto", r"brutto\s*gesamt", r"endbetrag", r"bruttobetrag", r"total\s*ttc",
+            r"montant\s*(?:eur\s*)?ttc",
             r"total\s*(?:incl\.?|including|inkl\.?)\s*(?:vat|tax|btw|mwst\.?|ust\.?)", r"invoice\s*total",
             r"grand\s*total", r"total\s*amount(?!\s*due)", r"totaal\s*(?:incl\.?|inclusief)(?:\s*btw)?",
             r"factuur\s*totaal", r"total\s*for\s*this\s*invoice", r"total\s*facture", r"importe\s*total",
@@ -718,9 +724,11 @@ _TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
     "net": (
         (_label_pattern(
             r"rechnungssumme\s*ohne\s*(?:ust|mwst|umsatzsteuer)\.?", r"summe\s*netto", r"nettosumme", r"gesamt\s*netto",
-            r"gesamtbetrag\s*netto", r"nettobetrag\s*gesamt", r"netto\s*gesamt", r"total\s*ht", r"montant\s*(?:eur\s*)?ht", r"grondslag",
+            r"gesamtbetrag\s*netto", r"nettobetrag\s*gesamt", r"netto\s*gesamt", r"total\s*ht",
+            r"montant\s*(?:eur\s*)?ht", r"grondslag",
             r"total\s*hors\s*taxes?", r"net\s*total", r"total\s*net", r"net\s*amount",
-            r"total\s*(?:excl\.?|excluding|before|without)\s*(?:vat|tax|btw)", r"(?:amount|subtotal)\s*(?:excl\.?|before)\s*(?:vat|tax)",
+            r"total\s*(?:excl\.?|excluding|before|without)\s*(?:vat|tax|btw)",
+            r"(?:amount|subtotal)\s*(?:excl\.?|before)\s*(?:vat|tax)",
             r"exclusief\s*btw", r"totaal\s*excl\.?(?:\s*btw)?", r"untaxed\s*amount", r"amount\s*untaxed",
             r"summe\s*ohne\s*(?:ust|mwst)\.?", r"netto", r"base\s*imponible", r"imponibile",
         ), 0),
@@ -731,14 +739,16 @@ _TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
         (_label_pattern(
             r"steuerbetrag", r"umsatzsteuer\s*gesamt", r"summe\s*(?:ust|mwst|umsatzsteuer)\.?", r"total\s*taxes",
             r"total\s*tva", r"montant\s*tva", r"tax\s*total", r"vat\s*total", r"total\s*vat", r"total\s*tax",
-            r"btw\s*bedrag", r"mehrwertsteuer", r"mwst\.?\s*betrag", r"ust\.?\s*betrag", r"tax\s*amount", r"vat\s*amount",
+            r"btw\s*bedrag", r"mehrwertsteuer", r"mwst\.?\s*betrag", r"ust\.?\s*betrag", r"tax\s*amount",
+            r"vat\s*amount",
         ), 0),
         (_label_pattern(r"mwst\.?", r"ust\.?", r"umsatzsteuer", r"vat", r"tax", r"tva", r"btw", r"gst", r"iva",
                         r"sales\s*tax"), 1),
     ),
     "prepaid": (
         (_label_pattern(
-            r"erhaltene\s*anzahlung(?:en)?", r"geleistete\s*anzahlung(?:en)?", r"bereits\s*(?:gezahlt|bezahlt|geleistet)",
+            r"erhaltene\s*anzahlung(?:en)?", r"geleistete\s*anzahlung(?:en)?",
+            r"bereits\s*(?:gezahlt|bezahlt|geleistet)",
             r"anzahlung(?:en)?", r"vorauszahlung(?:en)?", r"montant\s*d[ée]j[àa]\s*pay[ée]", r"acomptes?",
             r"d[ée]j[àa]\s*(?:r[ée]gl[ée]|pay[ée])", r"prepaid(?:\s*amount)?", r"amount\s*paid", r"paid\s*amount",
             r"already\s*paid", r"payments?\s*received", r"less\s*payments?", r"reeds\s*betaald", r"aanbetaling",
@@ -813,7 +823,8 @@ def _is_whole(printed: str) -> bool:
 
 
 def _candidate(kind: str, line: TextLine, amount: Amount, rank: int) -> _TotalCandidate:
-    return _TotalCandidate(kind, amount.value, _found(line, amount.start, amount.end, _decimal_text(amount.value), rank))
+    found = _found(line, amount.start, amount.end, _decimal_text(amount.value), rank)
+    return _TotalCandidate(kind, amount.value, found)
 
 
 def _total_candidates(ctx: _Context) -> list[_TotalCandidate]:
@@ -912,23 +923,27 @@ def find_totals(ctx: _Context) -> dict[str, Found | None]:
 
 _HEADER_COLUMNS: dict[str, re.Pattern[str]] = {
     "position": _label_pattern(r"pos\.?", r"position", r"ligne", r"line", r"#", r"nr\.?"),
-    "description": _label_pattern(r"beschreibung", r"bezeichnung", r"artikel(?:bezeichnung)?", r"leistung", r"description",
+    "description": _label_pattern(r"beschreibung", r"bezeichnung", r"artikel(?:bezeichnung)?", r"leistung",
+                                  r"description",
                                   r"item", r"product", r"désignation", r"designation", r"libell[ée]", r"omschrijving",
                                   r"title", r"service", r"descripci[óo]n", r"descrizione"),
     "quantity": _label_pattern(r"menge", r"anzahl", r"qty", r"quantity", r"quantité", r"qté", r"aantal", r"hoeveelheid",
                                r"nombre", r"cantidad", r"quantità", r"stück"),
     "unit_price": _label_pattern(r"nettopreis", r"einzelpreis", r"preis", r"e-?preis", r"vk-preis", r"unit\s*price",
-                                 r"price", r"rate", r"prix(?:\s*unitaire)?", r"p\.?\s?u\.?(?:\s*ht)?", r"prijs(?:\s*per\s*stuk)?",
+                                 r"price", r"rate", r"prix(?:\s*unitaire)?", r"p\.?\s?u\.?(?:\s*ht)?",
+                                 r"prijs(?:\s*per\s*stuk)?",
                                  r"precio", r"prezzo"),
     "tax_rate": _label_pattern(r"steuersatz", r"ust\.?(?:\s*%)?", r"mwst\.?(?:\s*%)?", r"tax\s*%?", r"vat\s*%?", r"tva",
                                r"btw", r"taxes", r"iva", r"tax\s*\(%\)"),
     "tax_amount": _label_pattern(r"steuerbetrag", r"tax\s*amount", r"vat\s*amount", r"montant\s*tva", r"btw\s*bedrag"),
     "net_amount": _label_pattern(r"nettobetrag", r"positions-?\s*betrag", r"zeilenbetrag", r"gesamtpreis", r"betrag",
-                                 r"amount", r"total", r"montant(?:\s*ht)?", r"prix\s*ht", r"bedrag", r"gesamt", r"summe",
+                                 r"amount", r"total", r"montant(?:\s*ht)?", r"prix\s*ht", r"bedrag", r"gesamt",
+                                 r"summe",
                                  r"importe", r"importo", r"line\s*total", r"total\s*ht"),
     # Recognized so their numbers are not taken for another column; not part of invoice.v1.
     "discount": _label_pattern(r"disc\.?\s*%?", r"discount", r"rabatt\s*%?", r"rem\.", r"remise", r"korting"),
-    "gross_amount": _label_pattern(r"prijs\s*incl\.?\s*btw", r"total\s*ttc", r"bruttobetrag", r"amount\s*incl\.?(?:\s*vat)?",
+    "gross_amount": _label_pattern(r"prijs\s*incl\.?\s*btw", r"total\s*ttc", r"bruttobetrag",
+                                   r"amount\s*incl\.?(?:\s*vat)?",
                                    r"brutto"),
 }
 _NUMERIC_COLUMNS = ("quantity", "unit_price", "discount", "tax_amount", "net_amount", "gross_amount")
@@ -957,7 +972,7 @@ def _header(line: TextLine) -> list[_Column] | None:
                for m in pattern.finditer(line.text)]
     columns: list[_Column] = []
     # Longest first, so "Prix HT" is the net column and not "Prix" the unit price.
-    for _, start, kind, match in sorted(matches, key=lambda m: (-m[0], m[1])):
+    for _, _, kind, match in sorted(matches, key=lambda m: (-m[0], m[1])):
         if any(c.kind == kind for c in columns):
             continue
         if any(c.start < match.end() and match.start() < c.end for c in columns):
@@ -969,7 +984,8 @@ def _header(line: TextLine) -> list[_Column] | None:
     return None
 
 
-_QUANTITY_WITH_UNIT = re.compile(r"(\d+(?:[.,]\d+)?)(?:units?|unit\(s\)|liters?|liter\(s\)|pcs|stk|kg|hrs?|h)", re.IGNORECASE)
+_QUANTITY_WITH_UNIT = re.compile(
+    r"(\d+(?:[.,]\d+)?)(?:units?|unit\(s\)|liters?|liter\(s\)|pcs|stk|kg|hrs?|h)", re.IGNORECASE)
 
 
 def _row_values(ctx: _Context, line: TextLine) -> tuple[int, list[Amount]]:
@@ -1172,7 +1188,8 @@ def extract_invoice(document: DocumentText) -> dict[str, Any]:
     document_type = find_document_type(ctx)
     totals = find_totals(ctx)
     line_items = find_lines(ctx)
-    amounts = [f for f in totals.values() if f] + [f for item in line_items for k, f in item.items() if k != "description"]
+    amounts = [f for f in totals.values() if f]
+    amounts += [f for item in line_items for kind, f in item.items() if kind != "description"]
     if document_type and document_type.value == "credit_note" and any(f.value.startswith("-") for f in amounts):
         # A credit note printed with minus signs: invoice.v1 follows EN 16931, where the
         # document type carries the direction and a credit note's amounts are positive.
@@ -1192,7 +1209,7 @@ def extract_invoice(document: DocumentText) -> dict[str, Any]:
         "due_date": _field(document, find_due_date(ctx)),
         "currency": _field(document, find_currency(ctx)),
         "lines": [{kind: _field(document, item.get(kind)) for kind in _LINE_FIELDS} for item in line_items],
-        "totals": {kind: _field(document, totals.get(kind)) for kind in ("net", "tax", "gross", "prepaid", "amount_due")},
+        "totals": {kind: _field(document, totals.get(kind)) for kind in _TOTAL_LABELS},
     }
 
 
@@ -1219,14 +1236,3 @@ class BuiltinProvider:
             output_tokens=len(output_text) // 4,
             latency_ms=latency_ms,
         )
-
-
-def _iter_values(invoice: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    """Every field dict of an invoice.v1 dict (for tests and diagnostics)."""
-    yield invoice["document_type"]
-    yield from invoice["supplier"].values()
-    for key in ("invoice_number", "issue_date", "due_date", "currency"):
-        yield invoice[key]
-    for line in invoice["lines"]:
-        yield from line.values()
-    yield from invoice["totals"].values()
