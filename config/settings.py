@@ -318,3 +318,27 @@ TOKEN_ESTIMATE_CHARS_PER_TOKEN = float(env("TOKEN_ESTIMATE_CHARS_PER_TOKEN", "4"
 # Fair claiming (BP-4): an interactive job counts as if it had been waiting this much longer
 # than a batch job; a batch job that has waited longer than this beats a fresh interactive one.
 INTERACTIVE_PRIORITY_BOOST_SECONDS = float(env("INTERACTIVE_PRIORITY_BOOST_SECONDS", "300") or 300)
+
+# --- Delivery to the ERP (delivery/) ----------------------------------------------------------
+# Development switch for the local demo ERP on 127.0.0.1: nothing else relaxes the egress rule.
+EGRESS_ALLOW_LOOPBACK = env_bool("EGRESS_ALLOW_LOOPBACK", False)
+WEBHOOK_TIMEOUT_SECONDS = float(env("WEBHOOK_TIMEOUT_SECONDS", "15") or 15)
+WEBHOOK_MAX_RESPONSE_BYTES = env_int("WEBHOOK_MAX_RESPONSE_BYTES", 64 * 1024)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 15)
+WEBHOOK_RETRY_BASE_SECONDS = float(env("WEBHOOK_RETRY_BASE_SECONDS", "5") or 5)
+WEBHOOK_RETRY_CAP_SECONDS = float(env("WEBHOOK_RETRY_CAP_SECONDS", "3600") or 3600)
+WEBHOOK_SECRET_ROTATION_WINDOW_SECONDS = env_int("WEBHOOK_SECRET_ROTATION_WINDOW_SECONDS", 24 * 3600)
+WEBHOOK_CIRCUIT_FAILURES = env_int("WEBHOOK_CIRCUIT_FAILURES", 10)
+WEBHOOK_CIRCUIT_OPEN_SECONDS = float(env("WEBHOOK_CIRCUIT_OPEN_SECONDS", "60") or 60)
+WEBHOOK_AUTO_DISABLE_DAYS = float(env("WEBHOOK_AUTO_DISABLE_DAYS", "5") or 5)
+
+# --- Live notifications (Channels over Redis) ---------------------------------------------------
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2")], "capacity": 1000, "expiry": 60},
+    }
+}
+# How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
+NOTIFY_REAUTH_SECONDS = float(env("NOTIFY_REAUTH_SECONDS", "5") or 5)
+NOTIFY_REPLAY_LIMIT = env_int("NOTIFY_REPLAY_LIMIT", 500)
