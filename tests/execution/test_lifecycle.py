@@ -1,0 +1,167 @@
+"""The job state machine on real PostgreSQL: fencing, leases, the reaper, deadlines, the inbox.
+Several actors are simulated by calling the lifecycle functions as two workers would."""
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from accounts.models import TenantUsage
+from extraction import lifecycle
+from extraction.lifecycle import AttemptReport
+from extraction.models import (
+    Attempt,
+    ExecutionInbox,
+    ExtractionJob,
+    ExtractionResult,
+    JobEvent,
+    OutboxEvent,
+    QuarantinedMessage,
+)
+
+from .conftest import submit
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+OUTPUT = {"schema": "invoice.v1"}
+
+
+def _ready_job(tenant) -> str:
+    job_id = submit(tenant)
+    requested = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
+    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
+    return job_id
+
+
+def _expire_lease(job_id: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE extraction_jobs SET lease_until = now() - interval '1 second' WHERE id = %s", [job_id])
+
+
+def _complete(claim) -> bool:
+    return lifecycle.complete_job(claim, review_required=False, output=OUTPUT, validation={},
+                                  policy_version="test", report=AttemptReport(outcome="succeeded"))
+
+
+def test_stale_worker_completion_is_rejected_by_the_fence(tenant):
+    job_id = _ready_job(tenant)
+    stale = lifecycle.claim_next_job(worker_id="worker-a")
+    _expire_lease(job_id)  # worker A stalls past its lease
+    assert lifecycle.reap_expired_leases() == 1
+    ExtractionJob.objects.filter(pk=job_id).update(available_at=timezone.now() - timedelta(seconds=1))
+    fresh = lifecycle.claim_next_job(worker_id="worker-b")
+    assert (stale.fence, fresh.fence) == (1, 3)
+
+    assert _complete(stale) is False  # zombie A wakes up: 0 rows, discarded
+    assert _complete(fresh) is True
+    job = ExtractionJob.objects.get(pk=job_id)
+    assert job.state == "SUCCEEDED" and job.fence == 3 and job.attempt == 2
+    assert ExtractionResult.objects.get(job_id=job_id).fence == 3
+    outcomes = dict(Attempt.objects.filter(job_id=job_id).values_list("fence", "outcome"))
+    assert outcomes == {1: "stale_completion", 3: "succeeded"}
+    assert OutboxEvent.objects.filter(job_id=job_id, event_type="extraction.completed.v1").count() == 1
+
+
+def test_completion_needs_a_live_lease_even_with_the_right_fence(tenant):
+    job_id = _ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w")
+    _expire_lease(job_id)
+    assert _complete(claim) is False
+    assert ExtractionJob.objects.get(pk=job_id).state == "RUNNING"  # the reaper's to take
+
+
+def test_heartbeat_reports_lost_ownership(tenant):
+    job_id = _ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w")
+    assert lifecycle.extend_leases([claim]) == set()
+    _expire_lease(job_id)
+    assert lifecycle.extend_leases([claim]) == {claim.job_id}
+
+
+def test_reaper_keeps_the_attempt_counter_and_fails_when_the_budget_is_spent(tenant):
+    job_id = _ready_job(tenant)
+    ExtractionJob.objects.filter(pk=job_id).update(max_attempts=2)
+    for expected_state in ("RETRY_SCHEDULED", "FAILED_TERMINAL"):
+        ExtractionJob.objects.filter(pk=job_id).update(available_at=timezone.now() - timedelta(seconds=1))
+        assert lifecycle.claim_next_job(worker_id="w") is not None
+        _expire_lease(job_id)
+        assert lifecycle.reap_expired_leases() == 1
+        assert ExtractionJob.objects.get(pk=job_id).state == expected_state
+    job = ExtractionJob.objects.get(pk=job_id)
+    assert (job.attempt, job.error_class) == (2, "retries_exhausted")
+    assert OutboxEvent.objects.filter(job_id=job_id, event_type="extraction.dead_lettered.v1").count() == 1
+    usage = TenantUsage.objects.get(tenant=tenant.tenant)
+    assert (usage.pending_jobs, usage.reserved_tokens) == (0, 0)  # the budget came back once
+
+
+def test_retry_that_cannot_finish_before_the_deadline_is_terminal_instead(tenant, settings):
+    job_id = _ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w")
+    ExtractionJob.objects.filter(pk=job_id).update(deadline_at=timezone.now() + timedelta(seconds=20))
+    settings.ATTEMPT_TIMEOUT_SECONDS = 45
+    result = lifecycle.retry_or_fail(claim, report=AttemptReport(outcome="timeout"), retry=True, delay_seconds=1,
+                                     error_class="timeout")
+    assert result == "failed"
+    assert ExtractionJob.objects.get(pk=job_id).error_class == "deadline_exceeded"
+
+
+def test_waiting_job_past_its_deadline_fails_with_a_dead_letter_event(tenant):
+    job_id = _ready_job(tenant)
+    ExtractionJob.objects.filter(pk=job_id).update(deadline_at=timezone.now() - timedelta(seconds=1))
+    assert lifecycle.expire_deadlines() == 1
+    job = ExtractionJob.objects.get(pk=job_id)
+    assert (job.state, job.error_class) == ("FAILED_TERMINAL", "deadline_exceeded")
+    assert OutboxEvent.objects.filter(job_id=job_id, event_type="extraction.dead_lettered.v1").exists()
+
+
+def test_hand_back_restores_the_attempt_and_keeps_the_fence(tenant):
+    job_id = _ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w")
+    assert lifecycle.hand_back(claim, available_in_seconds=30, outcome="capacity_deferred", detail="pool default: rpm")
+    job = ExtractionJob.objects.get(pk=job_id)
+    assert (job.state, job.attempt, job.fence) == ("READY", 0, 1)
+    assert job.available_at > timezone.now() + timedelta(seconds=25)
+    assert Attempt.objects.get(job_id=job_id).outcome == "capacity_deferred"
+
+
+def test_redelivered_event_is_a_no_op_and_never_resets_a_running_job(tenant):
+    job_id = submit(tenant)
+    requested = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
+    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
+    lifecycle.claim_next_job(worker_id="w")
+    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "duplicate"
+    assert ExtractionJob.objects.get(pk=job_id).state == "RUNNING"
+    assert ExecutionInbox.objects.filter(job_id=job_id).count() == 1
+
+
+def test_same_event_id_with_another_payload_is_quarantined(tenant):
+    job_id = submit(tenant)
+    requested = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
+    lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload)
+    forged = {**requested.payload, "state_version": 99}
+    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=forged) == "quarantined"
+    quarantined = QuarantinedMessage.objects.get(event_id=requested.event_id)
+    assert quarantined.reason == "digest_mismatch" and quarantined.payload == forged
+
+
+def test_event_for_an_unknown_job_is_refused():
+    payload = {"job_id": str(uuid.uuid4()), "event_version": 1, "state_version": 1}
+    assert lifecycle.take_in_requested_event(event_id=uuid.uuid4(), payload=payload) == "unknown_job"
+    assert not ExecutionInbox.objects.exists()
+
+
+def test_every_transition_is_numbered_in_the_event_log(tenant):
+    job_id = _ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w")
+    lifecycle.retry_or_fail(claim, report=AttemptReport(outcome="provider_error"), retry=True, delay_seconds=0,
+                            error_class="provider_error")
+    claim = lifecycle.claim_next_job(worker_id="w")
+    _complete(claim)
+    events = list(JobEvent.objects.filter(job_id=job_id).order_by("state_version")
+                  .values_list("state_version", "to_state"))
+    assert events == [(1, "ACCEPTED"), (2, "READY"), (3, "RUNNING"), (4, "RETRY_SCHEDULED"), (5, "RUNNING"),
+                      (6, "SUCCEEDED")]
+    assert ExtractionJob.objects.get(pk=job_id).state_version == 6
