@@ -1,5 +1,8 @@
 """Loaded by pytest before Django is configured (``-p tests.environment`` in pytest.ini):
-tests run with development settings, against the real local services."""
+tests run with development settings, against the real local services, in their own Redis
+databases so a running development system and the tests never share a capacity budget."""
 import os
 
 os.environ.setdefault("DJANGO_DEVELOPMENT", "1")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/1")
+os.environ.setdefault("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/3")
