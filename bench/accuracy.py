@@ -30,30 +30,37 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DJANGO_DEVELOPMENT", "1")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
+from django.conf import settings
 
-from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml  # noqa: E402
-from extraction.providers.builtin import extract_invoice  # noqa: E402
-from extraction.providers.simulator import hallucinate  # noqa: E402
-from extraction.schema import parse_invoice_v1  # noqa: E402
-from extraction.suppliers import comparable_name, normalize_iban, normalize_vat_id  # noqa: E402
-from extraction.text import DocumentText, extract_document_text  # noqa: E402
-from extraction.validation import (  # noqa: E402
-    BLOCKING, FAILED, POLICY_VERSION, MasterData, SupplierRecord, ValidationOutcome, check_invoice,
+from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml
+from extraction.providers.builtin import extract_invoice
+from extraction.providers.simulator import hallucinate
+from extraction.schema import parse_invoice_v1
+from extraction.suppliers import comparable_name, normalize_iban, normalize_vat_id
+from extraction.text import DocumentText, extract_document_text
+from extraction.validation import (
+    BLOCKING,
+    FAILED,
+    POLICY_VERSION,
+    MasterData,
+    SupplierRecord,
+    ValidationOutcome,
+    check_invoice,
 )
 
 INVOICES = ROOT / "testdata" / "invoices"

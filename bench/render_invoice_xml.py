@@ -370,9 +370,9 @@ def truth_as_invoice_v1(invoice: StructuredInvoice, text: str, spans: dict[str, 
     def f(path: str, value: str | None, normalize=lambda v: v) -> dict[str, Any]:
         return _field(path, value, text, spans, normalize)
 
-    compact = lambda v: re.sub(r"\s", "", v)  # noqa: E731 - an IBAN is given without spaces
+    compact = lambda v: re.sub(r"\s", "", v)
     # invoice.v1 decimal strings: "64." as written in one XML is "64".
-    number = lambda v: format(Decimal(v), "f")  # noqa: E731
+    number = lambda v: format(Decimal(v), "f")
     lines = []
     for index, line in enumerate(invoice.lines):
         prefix = f"lines[{index}]"

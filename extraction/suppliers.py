@@ -10,8 +10,8 @@ import csv
 import io
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from django.db import transaction
 from django.db.models.functions import Now

@@ -66,7 +66,8 @@ from typing import Any
 import stdnum
 from stdnum import iban as stdnum_iban
 from stdnum.eu import vat as stdnum_eu_vat
-from stdnum.exceptions import InvalidChecksum, ValidationError as StdnumValidationError
+from stdnum.exceptions import InvalidChecksum
+from stdnum.exceptions import ValidationError as StdnumValidationError
 
 from accounts.models import Tenant
 
@@ -313,12 +314,13 @@ def _kind(path: str) -> str:
     return "text"
 
 
-def _rounded(amount: Decimal, unit: Decimal) -> Decimal:
+def round_money(amount: Decimal, unit: Decimal = CENT) -> Decimal:
+    """Commercial rounding: half a unit rounds away from zero (2.505 → 2.51, -2.505 → -2.51)."""
     return amount.quantize(unit, rounding=ROUND_HALF_UP)
 
 
 def _money(amount: Decimal) -> str:
-    return str(amount)
+    return str(abs(amount) if amount.is_zero() else amount)  # never "-0.00"
 
 
 # --- field types ---------------------------------------------------------------------------------
@@ -338,14 +340,14 @@ def _check_line_amounts(f: _Facts) -> _Result:
         quantity, price, net = f.line(index, "quantity"), f.line(index, "unit_price"), f.line(index, "net_amount")
         if quantity is not None and price is not None and net is not None:
             checked += 1
-            expected = _rounded(quantity * price, f.unit)
+            expected = round_money(quantity * price, f.unit)
             if abs(expected - net) > f.unit:
                 problems.append({"field": f"lines[{index}].net_amount", "expected": _money(expected),
                                  "found": _money(net), "rule": "quantity × unit_price"})
         rate, tax = f.line(index, "tax_rate"), f.line(index, "tax_amount")
         if net is not None and rate is not None and tax is not None:
             checked += 1
-            expected = _rounded(net * rate / HUNDRED, f.unit)
+            expected = round_money(net * rate / HUNDRED, f.unit)
             if abs(expected - tax) > f.unit:
                 problems.append({"field": f"lines[{index}].tax_amount", "expected": _money(expected),
                                  "found": _money(tax), "rule": "net_amount × tax_rate"})
@@ -402,7 +404,7 @@ def _check_tax_by_rate(f: _Facts) -> _Result:
     groups: dict[Decimal, Decimal] = {}
     for net, rate in zip(nets, rates):
         groups[rate.normalize()] = groups.get(rate.normalize(), Decimal(0)) + net  # type: ignore[union-attr]
-    by_rate = {str(rate): _rounded(base * rate / HUNDRED, f.unit) for rate, base in sorted(groups.items())}
+    by_rate = {str(rate): round_money(base * rate / HUNDRED, f.unit) for rate, base in sorted(groups.items())}
     expected = sum(by_rate.values(), Decimal(0))
     tolerance = f.unit * len(groups)
     detail = {"expected_tax": _money(expected), "tax_total": _money(tax_total),
@@ -745,10 +747,10 @@ def _check_required_fields(f: _Facts) -> _Result:
         missing.append("totals.amount_due")
     # A value the model withheld while pointing at where it is printed: uncertain, not absent.
     withheld = [path for path, value in f.fields if value.value is None and value.evidence is not None]
+    if withheld:
+        return _Result(FAILED, "field_value_withheld", withheld[0], {"withheld": withheld, "missing": missing})
     if missing:
         return _Result(FAILED, "required_field_missing", missing[0], {"missing": missing, "withheld": withheld})
-    if withheld:
-        return _Result(FAILED, "field_value_withheld", withheld[0], {"withheld": withheld})
     return _passed
 
 

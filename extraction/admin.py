@@ -1,0 +1,428 @@
+"""The Django admin for extraction: jobs (read-only), the review queue, supplier master data and
+the review audit log.
+
+Access follows the tenant membership, not Django's model permissions: a staff user sees only
+their own tenant's rows, with what their role allows (reviewer: the review queue and the
+audit log; operator and admin: also every job, and supplier master data to edit). A superuser
+sees every tenant. Document text is untrusted input: it is always HTML-escaped, including
+inside the evidence highlights.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from stdnum import iban as stdnum_iban
+from stdnum.exceptions import ValidationError as StdnumValidationError
+
+from accounts.models import Membership, Role, role_at_least
+
+from . import review
+from .models import ExtractionJob, ExtractionResult, JobState, ReviewDecision, Supplier
+from .suppliers import CSV_COLUMNS, normalize_iban, normalize_vat_id
+
+REVIEW_PAGE_SIZE = 50
+
+
+def _membership(request: HttpRequest) -> Membership | None:
+    user = request.user
+    if not user.is_authenticated or not user.is_staff:
+        return None
+    if not hasattr(request, "_extraction_membership"):
+        request._extraction_membership = (  # type: ignore[attr-defined]
+            Membership.objects.filter(user_id=user.pk, revoked_at__isnull=True).select_related("tenant").first())
+    return request._extraction_membership  # type: ignore[attr-defined]
+
+
+def _has_role(request: HttpRequest, needed: str) -> bool:
+    if request.user.is_active and request.user.is_superuser:
+        return True
+    membership = _membership(request)
+    return membership is not None and role_at_least(membership.role, needed)
+
+
+def _in_tenant(request: HttpRequest, tenant_id: Any) -> bool:
+    if request.user.is_superuser:
+        return True
+    membership = _membership(request)
+    return membership is not None and membership.tenant_id == tenant_id
+
+
+class TenantScopedAdmin(admin.ModelAdmin):
+    """Rows of the user's tenant only; access by membership role (``view_role``/``edit_role``)."""
+
+    tenant_field = "tenant"
+    view_role = Role.REVIEWER
+    edit_role: str | None = None
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        membership = _membership(request)
+        if membership is None:
+            return queryset.none()
+        return queryset.filter(**{f"{self.tenant_field}_id": membership.tenant_id})
+
+    def _tenant_id_of(self, obj: Any) -> Any:
+        for part in self.tenant_field.split("__")[:-1]:
+            obj = getattr(obj, part)
+        return getattr(obj, f"{self.tenant_field.split('__')[-1]}_id")
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _has_role(request, self.view_role)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return _has_role(request, self.view_role) and (obj is None or _in_tenant(request, self._tenant_id_of(obj)))
+
+    def _may_edit(self, request: HttpRequest, obj: Any = None) -> bool:
+        return (self.edit_role is not None and _has_role(request, self.edit_role)
+                and (obj is None or _in_tenant(request, self._tenant_id_of(obj))))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self._may_edit(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_edit(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_edit(request, obj)
+
+
+# --- jobs and the review queue ----------------------------------------------------------------------
+
+@admin.register(ExtractionJob)
+class ExtractionJobAdmin(TenantScopedAdmin):
+    """Jobs, read-only: an operator inspects, the state machine decides. Reviewers see the
+    jobs waiting for review; their queue and review screen hang off this admin's URLs."""
+
+    change_list_template = "admin/extraction/extractionjob/change_list.html"
+    list_display = ["id", "tenant", "state", "state_version", "attempt", "error_class", "created_at", "updated_at"]
+    list_filter = ["state", "priority_class"]
+    search_fields = ["id", "idempotency_key"]
+    ordering = ["-created_at"]
+    list_select_related = ["tenant"]
+    readonly_fields = ["result_summary"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        queryset = super().get_queryset(request)
+        if not _has_role(request, Role.OPERATOR):
+            queryset = queryset.filter(state=JobState.REVIEW_REQUIRED)
+        return queryset
+
+    def get_list_filter(self, request: HttpRequest) -> list[str]:
+        return ["tenant", *self.list_filter] if request.user.is_superuser else list(self.list_filter)
+
+    @admin.display(description="result")
+    def result_summary(self, job: ExtractionJob) -> SafeString:
+        result = ExtractionResult.objects.filter(job_id=job.pk).first()
+        if result is None:
+            return mark_safe("—")
+        text = json.dumps({"policy_version": result.policy_version, "validation": result.validation,
+                           "output": result.output}, indent=2, ensure_ascii=False)
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", text)
+
+    def get_urls(self) -> list:
+        wrap = self.admin_site.admin_view
+        return [
+            path("review/", wrap(self.review_queue_view), name="extraction_review_queue"),
+            path("<uuid:job_id>/review/", wrap(self.review_job_view), name="extraction_review_job"),
+            *super().get_urls(),
+        ]
+
+    # -- the queue ------------------------------------------------------------------------------
+    def review_queue_view(self, request: HttpRequest) -> HttpResponse:
+        if not _has_role(request, Role.REVIEWER):
+            raise PermissionDeniedPage()
+        queryset = (ExtractionJob.objects.filter(state=JobState.REVIEW_REQUIRED)
+                    .select_related("tenant", "document", "result").order_by("created_at", "id"))
+        if not request.user.is_superuser:
+            queryset = queryset.filter(tenant_id=_membership(request).tenant_id)  # type: ignore[union-attr]
+        page = Paginator(queryset, REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
+        rows = [{"job": job, "reasons": _stored_reasons(job)} for job in page.object_list]
+        context = {**self.admin_site.each_context(request), "title": "Review queue", "opts": self.model._meta,
+                   "page": page, "rows": rows, "show_tenant": request.user.is_superuser}
+        return TemplateResponse(request, "admin/extraction/review_queue.html", context)
+
+    # -- one job ----------------------------------------------------------------------------------
+    def review_job_view(self, request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+        job = ExtractionJob.objects.select_related("tenant", "document").filter(pk=job_id).first()
+        if job is None or not review.may_review(request.user, job):
+            raise Http404("No such job in your review queue.")
+        queue_url = reverse("admin:extraction_review_queue")
+        if request.method == "POST":
+            outcome = self._decide(request, job)
+            if outcome.status in (review.APPROVED, review.REJECTED):
+                messages.success(request, f"Job {job.pk}: {outcome.message}")
+                return HttpResponseRedirect(queue_url)
+            if outcome.status == review.CONFLICT:
+                messages.error(request, f"Job {job.pk}: {outcome.message}")
+                return HttpResponseRedirect(queue_url)
+            return self._render_review(request, job, refusal=outcome, status=409 if outcome.reasons else 400)
+        return self._render_review(request, job)
+
+    def _decide(self, request: HttpRequest, job: ExtractionJob) -> review.ReviewResult:
+        try:
+            seen = int(request.POST.get("state_version", ""))
+        except ValueError:
+            return review.ReviewResult(review.REFUSED, "The form did not say which version of the job you saw.")
+        comment = request.POST.get("comment", "")
+        if request.POST.get("action") == "reject":
+            return review.reject_review(job_id=job.pk, reviewer=request.user, seen_state_version=seen, comment=comment)
+        if request.POST.get("action") != "approve":
+            return review.ReviewResult(review.REFUSED, "Choose approve or reject.")
+        corrections = {key.removeprefix("field:"): value for key, value in request.POST.items()
+                       if key.startswith("field:")}
+        return review.approve_review(job_id=job.pk, reviewer=request.user, seen_state_version=seen,
+                                     corrections=corrections, override=request.POST.get("override") == "on",
+                                     comment=comment)
+
+    def _render_review(self, request: HttpRequest, job: ExtractionJob, *, refusal: review.ReviewResult | None = None,
+                       status: int = 200) -> HttpResponse:
+        result = ExtractionResult.objects.filter(job_id=job.pk).first()
+        output = result.output if result else {}
+        validation = (refusal.validation if refusal and refusal.validation else None) or (result.validation if result else {})
+        flagged = _flagged_fields(validation)
+        submitted = request.POST if refusal is not None else None
+        fields = [
+            {**entry, "flagged": entry["path"] in flagged,
+             "input": submitted.get(f"field:{entry['path']}", entry["value"] or "") if submitted else entry["value"] or ""}
+            for entry in _output_fields(output)
+        ]
+        document = review.document_text_of(job)
+        context = {
+            **self.admin_site.each_context(request), "title": f"Review job {job.pk}", "opts": self.model._meta,
+            "job": job, "result": result, "fields": fields, "validation": validation,
+            "failed_checks": [c for c in validation.get("checks", []) if c.get("status") == "failed"],
+            "reasons": validation.get("reasons", []),
+            "pages": [_highlighted_page(text, number, output, flagged) for number, text in
+                      enumerate(document.pages, start=1)],
+            "refusal": refusal, "comment": submitted.get("comment", "") if submitted else "",
+            "override_checked": bool(submitted and submitted.get("override") == "on"),
+            "queue_url": reverse("admin:extraction_review_queue"),
+        }
+        return TemplateResponse(request, "admin/extraction/review_job.html", context, status=status)
+
+
+class PermissionDeniedPage(Http404):
+    """Reviewing needs the reviewer role; say "not found" rather than confirm the page exists."""
+
+
+def _stored_reasons(job: ExtractionJob) -> list[str]:
+    try:
+        return list(job.result.validation.get("reasons", []))
+    except ExtractionResult.DoesNotExist:
+        return []
+
+
+def _output_fields(output: dict[str, Any]) -> list[dict[str, Any]]:
+    """The invoice.v1 output as rows (path, value, evidence), in document order."""
+    rows = []
+
+    def add(path: str, node: dict[str, Any] | None) -> None:
+        node = node or {}
+        rows.append({"path": path, "value": node.get("value"), "evidence": node.get("evidence")})
+
+    if not output:
+        return rows
+    add("document_type", output.get("document_type"))
+    for name in ("name", "vat_id", "iban"):
+        add(f"supplier.{name}", output.get("supplier", {}).get(name))
+    for name in ("invoice_number", "issue_date", "due_date", "currency"):
+        add(name, output.get(name))
+    for index, line in enumerate(output.get("lines", [])):
+        for name in ("description", "quantity", "unit_price", "net_amount", "tax_rate", "tax_amount"):
+            add(f"lines[{index}].{name}", line.get(name))
+    for name in ("net", "tax", "gross", "prepaid", "amount_due"):
+        add(f"totals.{name}", output.get("totals", {}).get(name))
+    return rows
+
+
+def _flagged_fields(validation: dict[str, Any]) -> set[str]:
+    """Every field a failed check points at, for highlighting."""
+    flagged: set[str] = set()
+    for check in validation.get("checks", []):
+        if check.get("status") != "failed":
+            continue
+        if check.get("field"):
+            flagged.add(check["field"])
+        detail = check.get("detail") or {}
+        if isinstance(detail, dict):
+            for key in ("problems", "lines", "fields"):
+                for problem in detail.get(key) or []:
+                    if isinstance(problem, dict) and problem.get("field"):
+                        flagged.add(problem["field"])
+            flagged.update(path for path in detail.get("missing", []) if isinstance(path, str))
+    return flagged
+
+
+@dataclass(frozen=True)
+class _Mark:
+    start: int
+    end: int
+    path: str
+    flagged: bool
+
+
+def _highlighted_page(text: str, number: int, output: dict[str, Any], flagged: set[str]) -> dict[str, Any]:
+    """One page of the document as HTML: every character escaped, the evidence spans that
+    really are in this page wrapped in <mark>. Overlapping spans: the first one wins."""
+    marks = []
+    for entry in _output_fields(output):
+        evidence = entry["evidence"]
+        if not isinstance(evidence, dict) or evidence.get("page") != number:
+            continue
+        start, end = evidence.get("start"), evidence.get("end")
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+            continue
+        if text[start:end] != evidence.get("quote"):
+            continue  # an evidence span that does not resolve is listed as a failure, not drawn
+        marks.append(_Mark(start, end, entry["path"], entry["path"] in flagged))
+    marks.sort(key=lambda m: (m.start, -m.end))
+    html: list[str] = []
+    position = 0
+    for mark in marks:
+        if mark.start < position:
+            continue
+        html.append(escape(text[position:mark.start]))
+        css = "evidence flagged" if mark.flagged else "evidence"
+        html.append(format_html('<mark class="{}" title="{}">{}</mark>', css, mark.path, text[mark.start:mark.end]))
+        position = mark.end
+    html.append(escape(text[position:]))
+    return {"number": number, "html": mark_safe("".join(html))}  # every piece above is escaped
+
+
+# --- supplier master data -----------------------------------------------------------------------------
+
+class SupplierForm(forms.ModelForm):
+    class Meta:
+        model = Supplier
+        fields = ["tenant", "name", "vat_id", "iban"]
+
+    tenant_id_for_new: Any = None  # set by the admin for non-superusers
+
+    def clean_name(self) -> str:
+        return " ".join(self.cleaned_data["name"].split())
+
+    def clean_vat_id(self) -> str:
+        vat_id = normalize_vat_id(self.cleaned_data["vat_id"])
+        if not vat_id:
+            raise forms.ValidationError("A VAT id is required: it is how invoices are matched to suppliers.")
+        return vat_id
+
+    def clean_iban(self) -> str:
+        account = normalize_iban(self.cleaned_data.get("iban") or "")
+        if account:
+            try:
+                stdnum_iban.validate(account)
+            except StdnumValidationError as error:
+                raise forms.ValidationError(f"Not a valid IBAN: {error}") from None
+        return account
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        tenant_id = cleaned.get("tenant").pk if cleaned.get("tenant") else self.tenant_id_for_new or self.instance.tenant_id
+        vat_id = cleaned.get("vat_id")
+        if tenant_id and vat_id:
+            duplicate = Supplier.objects.filter(tenant_id=tenant_id, vat_id=vat_id).exclude(pk=self.instance.pk)
+            if duplicate.exists():
+                self.add_error("vat_id", "This tenant already has a supplier with this VAT id.")
+        return cleaned
+
+
+@admin.register(Supplier)
+class SupplierAdmin(TenantScopedAdmin):
+    """Master data invoices are matched against. Columns are those of the CSV import
+    (``manage.py import_suppliers``), and the export action writes the same format."""
+
+    form = SupplierForm
+    view_role = Role.REVIEWER
+    edit_role = Role.OPERATOR
+    list_display = ["name", "vat_id", "iban", "updated_at"]
+    search_fields = ["name", "vat_id", "iban"]
+    ordering = ["name"]
+    actions = ["export_csv"]
+
+    def get_list_display(self, request: HttpRequest) -> list[str]:
+        return ["tenant", *self.list_display] if request.user.is_superuser else list(self.list_display)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["tenant", "name", "vat_id", "iban"] if request.user.is_superuser else ["name", "vat_id", "iban"]
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> type:
+        form = super().get_form(request, obj, change, **kwargs)
+        membership = _membership(request)
+        if not request.user.is_superuser and membership is not None:
+            form = type("TenantSupplierForm", (form,), {"tenant_id_for_new": membership.tenant_id})
+        return form
+
+    def save_model(self, request: HttpRequest, obj: Supplier, form: forms.ModelForm, change: bool) -> None:
+        if not change and not request.user.is_superuser:
+            obj.tenant_id = _membership(request).tenant_id  # type: ignore[union-attr]
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Export selected suppliers as CSV (name, vat_id, iban)")
+    def export_csv(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse:
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="suppliers.csv"'
+        writer = csv.writer(response)
+        writer.writerow(CSV_COLUMNS)
+        for supplier in queryset.order_by("name"):
+            writer.writerow([_csv_safe(supplier.name), supplier.vat_id, supplier.iban])
+        return response
+
+
+def _csv_safe(text: str) -> str:
+    # A cell starting with = + - @ is run as a formula by spreadsheet programs.
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
+
+
+# --- the audit log of review decisions ----------------------------------------------------------------
+
+@admin.register(ReviewDecision)
+class ReviewDecisionAdmin(TenantScopedAdmin):
+    tenant_field = "job__tenant"
+    list_display = ["created_at", "job", "decision", "reviewer", "state_version", "overridden"]
+    list_filter = ["decision"]
+    ordering = ["-created_at"]
+    list_select_related = ["job", "reviewer"]
+    readonly_fields = ["job", "reviewer", "decision", "state_version", "comment", "created_at", "pretty_before",
+                       "pretty_after", "pretty_validation"]
+    fields = readonly_fields
+
+    def _tenant_id_of(self, obj: ReviewDecision) -> Any:
+        return obj.job.tenant_id
+
+    @admin.display(boolean=True, description="override")
+    def overridden(self, decision: ReviewDecision) -> bool:
+        return bool((decision.validation or {}).get("review", {}).get("override"))
+
+    @admin.display(description="before")
+    def pretty_before(self, decision: ReviewDecision) -> SafeString:
+        return _pretty(decision.before)
+
+    @admin.display(description="after")
+    def pretty_after(self, decision: ReviewDecision) -> SafeString:
+        return _pretty(decision.after)
+
+    @admin.display(description="validation")
+    def pretty_validation(self, decision: ReviewDecision) -> SafeString:
+        return _pretty(decision.validation)
+
+
+def _pretty(value: Any) -> SafeString:
+    if value is None:
+        return mark_safe("—")
+    return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
