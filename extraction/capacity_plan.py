@@ -39,8 +39,6 @@ _ANSWERED = (AttemptOutcome.SUCCEEDED, AttemptOutcome.REVIEW_REQUIRED, AttemptOu
 _UNSPENT = (AttemptOutcome.CAPACITY_DEFERRED, AttemptOutcome.SHUTDOWN, AttemptOutcome.RUNNING)
 # Jobs whose model calls are over: their attempt count is final.
 _FINISHED = (JobState.SUCCEEDED, JobState.FAILED_TERMINAL, JobState.REVIEW_REQUIRED)
-# Jobs still to be worked off (RUNNING ones too: they are not done).
-_BACKLOG = (JobState.ACCEPTED, JobState.READY, JobState.RETRY_SCHEDULED, JobState.RUNNING)
 
 
 # --- the arithmetic -----------------------------------------------------------------------------
@@ -186,10 +184,17 @@ def pool_backlog(pool: str) -> int:
     policies = policies_of_pool(pool)
     if not policies:
         return 0
+    # Two counts, each matching one partial index's predicate: one IN list of all four states
+    # matches neither, and PostgreSQL would scan the whole table.
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM extraction_jobs WHERE state = ANY(%s) AND model_policy = ANY(%s)",
-            [[str(s) for s in _BACKLOG], policies],
+            """
+            SELECT (SELECT count(*) FROM extraction_jobs
+                     WHERE state IN ('ACCEPTED', 'READY', 'RETRY_SCHEDULED') AND model_policy = ANY(%(policies)s))
+                 + (SELECT count(*) FROM extraction_jobs
+                     WHERE state = 'RUNNING' AND model_policy = ANY(%(policies)s))
+            """,
+            {"policies": policies},
         )
         return int(cursor.fetchone()[0])
 
@@ -291,7 +296,7 @@ def plan_inputs_for_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
     """A configured pool's inputs: its live limits, the ledger's statistics and its backlog;
     a value given on the command line wins (a what-if), a missing statistic is assumed."""
     limits = limiter.pool_limits(pool)
-    configured = lambda value: PlanValue(value, "configured")  # noqa: E731
+    configured = lambda value: PlanValue(value, "configured")
     reserved = _given(overrides.reserved_tokens) or configured(limits.reserved_tokens)
     kv_tokens = None
     if limits.budget == "kv_tokens" or overrides.kv_cache_tokens is not None:
@@ -377,7 +382,7 @@ def format_duration(seconds: float) -> str:
 
 
 def human_duration(seconds: float) -> str:
-    total = int(round(seconds))
+    total = round(seconds)
     days, rest = divmod(total, 86_400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)

@@ -30,7 +30,14 @@ from django.db import connection
 
 from . import limiter
 from .acceptance import REQUESTED_EVENT
-from .models import Attempt, AttemptOutcome, ExtractionJob, JobEvent, JobState, OutboxEvent
+from .models import (
+    Attempt,
+    AttemptOutcome,
+    ExtractionJob,
+    JobEvent,
+    JobState,
+    OutboxEvent,
+)
 
 # A worker polls every few seconds and the scheduler wakes workers every second: an eligible
 # job that nobody claimed for longer than this means no worker is free (or running).

@@ -14,7 +14,7 @@ from django.test import RequestFactory
 
 from accounts.models import create_tenant
 from config import metrics
-from extraction import limiter, lifecycle
+from extraction import lifecycle, limiter
 from extraction.acceptance import REQUESTED_EVENT, JobRequest, accept_job
 from extraction.models import Document, ExtractionJob, JobState, OutboxEvent
 

@@ -148,7 +148,7 @@ def run_to_success(policy: str, *, latency_ms: int) -> None:
 
 
 def test_observed_stats_come_from_answered_attempts_of_the_pool(pool_setup):
-    pool, other, tenant = pool_setup
+    pool, _, tenant = pool_setup
     assert capacity_plan.observed_stats(pool) is None
 
     runnable_job(tenant, "p-main")

@@ -13,10 +13,16 @@ from django.core.files.storage import default_storage
 from django.db.models.functions import Now
 
 from accounts.models import Tenant, create_tenant
-from extraction import limiter, lifecycle, waiting, worker
+from extraction import lifecycle, limiter, waiting, worker
 from extraction.acceptance import REQUESTED_EVENT, JobRequest, accept_job
 from extraction.lifecycle import AttemptReport
-from extraction.models import AttemptOutcome, Document, ExtractionJob, JobState, OutboxEvent
+from extraction.models import (
+    AttemptOutcome,
+    Document,
+    ExtractionJob,
+    JobState,
+    OutboxEvent,
+)
 
 POLICY = "p-wait"
 RESERVED_TOKENS = 1000

@@ -100,19 +100,19 @@ def render_plan(plan: CapacityPlan) -> str:
     if i.arrival_rate is not None:
         lines.append(_input_line("arrival rate", f"{format_rate(i.arrival_rate.value)} jobs/s", i.arrival_rate))
     concurrency_name = "KV-cache term" if i.kv_cache_tokens is not None else "concurrency term"
+    latency = f"{i.mean_latency_seconds.value:,.3f} s"
     lines += [
         "  CAP-3",
         f"    attempt capacity      {format_rate(a.per_second)} attempts/s (binding: {a.binding})",
-        f"      rpm term            {format_rate(a.rpm_term):>10} attempts/s"
-        f"  = {_number(i.requests_per_minute.value)} / 60",
-        f"      tpm term            {format_rate(a.tpm_term):>10} attempts/s"
-        f"  = {_number(i.tokens_per_minute.value)} / (60 × {_number(i.reserved_tokens.value)})",
-        f"      {concurrency_name:<20}{format_rate(a.concurrency_term):>10} attempts/s"
-        f"  = {_number(i.concurrency.value)} / {i.mean_latency_seconds.value:,.3f} s",
-        f"    job capacity          {format_rate(plan.jobs_per_second)} jobs/s"
-        f"  = {format_rate(a.per_second)} / {format_rate(i.attempts_per_job.value)} attempts per job",
-        f"    in flight at capacity {plan.in_flight_at_capacity:,.1f} of {_number(i.concurrency.value)}"
-        f"  (CAP-1: {format_rate(a.per_second)} attempts/s × {i.mean_latency_seconds.value:,.3f} s)",
+        f"      rpm term            {format_rate(a.rpm_term):>10} attempts/s  = {_number(i.requests_per_minute.value)} / 60",
+        (f"      tpm term            {format_rate(a.tpm_term):>10} attempts/s"
+         f"  = {_number(i.tokens_per_minute.value)} / (60 × {_number(i.reserved_tokens.value)})"),
+        (f"      {concurrency_name:<20}{format_rate(a.concurrency_term):>10} attempts/s"
+         f"  = {_number(i.concurrency.value)} / {latency}"),
+        (f"    job capacity          {format_rate(plan.jobs_per_second)} jobs/s"
+         f"  = {format_rate(a.per_second)} / {format_rate(i.attempts_per_job.value)} attempts per job"),
+        (f"    in flight at capacity {plan.in_flight_at_capacity:,.1f} of {_number(i.concurrency.value)}"
+         f"  (CAP-1: {format_rate(a.per_second)} attempts/s × {latency})"),
         f"    drain of {_number(i.backlog.value)} jobs: {format_duration(plan.drain_seconds)}",
     ]
     if i.arrival_rate is not None:
