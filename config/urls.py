@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/v1/extraction-jobs", extraction_views.ExtractionJobListCreateView.as_view(), name="extraction-job-list"),
     path("api/v1/extraction-jobs/<uuid:job_id>", extraction_views.ExtractionJobDetailView.as_view(),
          name="extraction-job-detail"),
+    path("", include("extraction.web_urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", account_views.home, name="home"),

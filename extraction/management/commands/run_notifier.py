@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from django.core.management.base import BaseCommand
+
+from extraction.notify import Notifier, notify_setting
+
+
+class Command(BaseCommand):
+    help = "Notifier: committed job_events rows → 'job changed' notices on the channel layer (LISTEN + poll)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--once", action="store_true", help="forward what is there, then exit")
+        parser.add_argument("--poll", type=float, default=None, help="fallback poll interval in seconds")
+
+    def handle(self, *args, once: bool, poll: float | None, **options):
+        asyncio.run(self._run(once=once, poll=poll))
+
+    async def _run(self, *, once: bool, poll: float | None) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        notifier = Notifier(poll_interval=poll if poll is not None else notify_setting("NOTIFY_POLL_SECONDS"))
+        await notifier.run(stop, once=once)
