@@ -19,6 +19,8 @@ urlpatterns = [
     path("api/v1/extraction-jobs/<uuid:job_id>", extraction_views.ExtractionJobDetailView.as_view(),
          name="extraction-job-detail"),
     path("", include("extraction.web_urls")),
+    path("api/v1/", include("delivery.urls")),
+    path("erp/", include("delivery.erp.urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", account_views.home, name="home"),

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("<slug:slug>/webhooks", views.receive_webhook, name="erp-webhook"),
+]

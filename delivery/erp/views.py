@@ -1,0 +1,117 @@
+"""The reference ERP's receiving endpoint (DLV-3), built on :mod:`delivery.receiver`.
+
+``POST /erp/<connection>/webhooks``: size limit → signature and timestamp window → event
+schema → in one transaction the inbox row (keyed by webhook-id, with the body digest) and,
+for a new ``extraction.completed.v1``, one ledger posting per job → COMMIT → 2xx.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from django.db import connection, transaction
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from delivery import receiver
+
+from .models import ErpConnection
+
+logger = logging.getLogger("delivery.erp")
+
+EVENT_TYPES = {"extraction.completed.v1", "extraction.review_required.v1", "extraction.failed.v1",
+               "webhook.verification.v1"}
+
+
+class SchemaViolation(ValueError):
+    pass
+
+
+def _answer(status: int, outcome: str, detail: str = "") -> JsonResponse:
+    body: dict[str, Any] = {"outcome": outcome}
+    if detail:
+        body["detail"] = detail
+    return JsonResponse(body, status=status)
+
+
+def _text(value: Any) -> str:
+    return value["value"] if isinstance(value, dict) and isinstance(value.get("value"), str) else ""
+
+
+def check_event(event: Any) -> dict[str, Any]:
+    """The event schema this ERP accepts; anything else is refused before it is stored."""
+    if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES or not isinstance(event.get("data"), dict):
+        raise SchemaViolation("not an event of a known type")
+    data = event["data"]
+    if event["type"] == "webhook.verification.v1":
+        if not isinstance(data.get("endpoint_id"), str):
+            raise SchemaViolation("verification without endpoint_id")
+        return event
+    try:
+        uuid.UUID(str(data.get("job_id")))
+    except ValueError as exc:
+        raise SchemaViolation("job_id is not a UUID") from exc
+    if not isinstance(data.get("state_version"), int) or not isinstance(data.get("state"), str):
+        raise SchemaViolation("state and state_version are required")
+    if event["type"] == "extraction.completed.v1":
+        result = data.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get("output"), dict):
+            raise SchemaViolation("a completed event carries result.output")
+    return event
+
+
+def _post_invoice(cursor, *, connection_slug: str, delivery_id: str, data: dict[str, Any]) -> bool:
+    """The ERP effect, idempotent on its own key (one posting per job), whatever the delivery id."""
+    output = data["result"]["output"]
+    cursor.execute(
+        """
+        INSERT INTO erp_ledger (connection_id, job_id, delivery_id, state_version, invoice_number, supplier_name,
+                                currency, total, posted_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now())
+        ON CONFLICT (connection_id, job_id) DO NOTHING
+        """,
+        [connection_slug, data["job_id"], delivery_id, data["state_version"],
+         _text(output.get("invoice_number"))[:128], _text((output.get("supplier") or {}).get("name"))[:256],
+         _text(output.get("currency"))[:3], _text((output.get("totals") or {}).get("gross"))[:32]],
+    )
+    return cursor.rowcount == 1
+
+
+@csrf_exempt
+@require_POST
+def receive_webhook(request: HttpRequest, slug: str) -> JsonResponse:
+    erp = ErpConnection.objects.filter(slug=slug).first()
+    if erp is None:
+        return _answer(404, "unknown_connection")
+    if int(request.META.get("CONTENT_LENGTH") or 0) > receiver.MAX_BODY_BYTES:
+        return _answer(413, "too_large")
+    body = request.read(receiver.MAX_BODY_BYTES + 1)
+    if len(body) > receiver.MAX_BODY_BYTES:
+        return _answer(413, "too_large")
+    try:
+        webhook = receiver.verify(body, request.headers, [(s["key_id"], s["secret"]) for s in erp.secrets])
+    except receiver.VerificationFailed as exc:
+        logger.warning("webhook refused: verification failed", extra={"connection": slug, "reason": str(exc)})
+        return _answer(401, "verification_failed", str(exc))
+    try:
+        event = check_event(json.loads(body))
+    except (ValueError, SchemaViolation) as exc:
+        logger.warning("webhook refused: schema", extra={"connection": slug, "reason": str(exc)[:200]})
+        return _answer(422, "schema_violation", str(exc)[:200])
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        decision = receiver.record_in_inbox(cursor, table="erp_inbox", webhook_id=webhook.webhook_id,
+                                            digest=webhook.digest,
+                                            extra={"connection_id": slug, "event_type": event["type"]})
+        posted = False
+        if decision == "new" and event["type"] == "extraction.completed.v1":
+            posted = _post_invoice(cursor, connection_slug=slug, delivery_id=webhook.webhook_id, data=event["data"])
+    # Only now, after COMMIT, does the sender hear 2xx.
+    if decision == "conflict":
+        logger.error("webhook id replayed with another body: refused", extra={
+            "connection": slug, "delivery_id": webhook.webhook_id, "alarm": "erp_inbox_digest_mismatch"})
+        return _answer(409, "conflict", "this webhook-id was received with another body")
+    return _answer(200, "duplicate" if decision == "duplicate" else "posted" if posted else "accepted")
