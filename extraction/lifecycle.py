@@ -85,7 +85,6 @@ def _transition(
     where_sql: str = "",
     params: dict[str, Any] | None = None,
     detail: dict[str, Any] | None = None,
-    spent_micros: int = 0,
 ) -> tuple | None:
     """Move one job, guarded; return ``(tenant_id, state_version, fence)`` or None if it lost.
 
@@ -106,14 +105,14 @@ def _transition(
         UPDATE extraction_jobs
            SET state = %(to)s, state_version = state_version + 1, updated_at = now() {set_sql}
          WHERE id = %(id)s AND state = ANY(%(from)s) {guard}
-        RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+        RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens, model_policy
         """,
         values,
     )
     row = cursor.fetchone()
     if row is None:
         return None
-    tenant_id, state_version, new_fence, byte_size, tokens = row
+    tenant_id, state_version, new_fence, byte_size, tokens, model_policy = row
     cursor.execute(
         """
         INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
@@ -123,18 +122,23 @@ def _transition(
          json.dumps(detail or {})],
     )
     if releases_budget:
+        # CAP-4: what the job cost is the usage providers reported for its attempts (recorded
+        # in the ledger before this transition), not the reservation it was admitted with.
+        policy = settings.MODEL_POLICIES.get(model_policy, {})
         cursor.execute(
             """
             UPDATE accounts_tenantusage
                SET pending_jobs = pending_jobs - 1,
                    pending_bytes = pending_bytes - %(bytes)s,
                    reserved_tokens = reserved_tokens - %(tokens)s,
-                   spent_today_micros = CASE WHEN spend_day = current_date
-                                             THEN spent_today_micros ELSE 0 END + %(spent)s,
+                   spent_today_micros = CASE WHEN spend_day = current_date THEN spent_today_micros ELSE 0 END
+                       + (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
+                            FROM extraction_attempts WHERE job_id = %(job)s) * %(price)s / 1000,
                    spend_day = current_date
              WHERE tenant_id = %(tenant)s
             """,
-            {"bytes": byte_size, "tokens": tokens, "spent": spent_micros, "tenant": tenant_id},
+            {"bytes": byte_size, "tokens": tokens, "job": job_id, "tenant": tenant_id,
+             "price": int(policy.get("price_per_1k_tokens_micros", 0))},
         )
     return tenant_id, state_version, new_fence
 
@@ -378,17 +382,17 @@ def complete_job(
     validation: dict[str, Any],
     policy_version: str,
     report: AttemptReport,
-    spent_micros: int = 0,
 ) -> bool:
     """EXE-3: result row + state + outbox event, all or nothing, under the fence and a live
     lease. False = stale completion: discarded, and recorded in the attempt ledger."""
     to_state = JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED
     event = REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT
     with transaction.atomic(), connection.cursor() as cursor:
+        _end_attempt(cursor, claim.job_id, claim.fence, report)  # first: the spend counts this attempt
         moved = _transition(
             cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=to_state,
             reason="review_required" if review_required else "succeeded",
-            fence=claim.fence, live_lease=True, spent_micros=spent_micros,
+            fence=claim.fence, live_lease=True,
             set_sql=", lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''",
             detail={"attempt": claim.attempt, "fence": claim.fence, "policy_version": policy_version},
         )
@@ -410,12 +414,11 @@ def complete_job(
         )
         _outbox(cursor, job_id=claim.job_id, tenant_id=tenant_id, event_type=event,
                 payload={"job_id": str(claim.job_id), "event_version": 1, "state_version": state_version})
-        _end_attempt(cursor, claim.job_id, claim.fence, report)
     return True
 
 
 def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_seconds: float,
-                  error_class: str, spent_micros: int = 0) -> str:
+                  error_class: str) -> str:
     """RTY-2: persist the attempt's outcome under the current fence, in one transaction:
     RETRY_SCHEDULED with the next ``available_at`` — unless the next whole attempt (plus the
     commit margin) would end past the deadline, judged by the database clock — else
@@ -439,13 +442,14 @@ def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_sec
                 _end_attempt(cursor, claim.job_id, claim.fence, report)
                 return "retry"
             error_class = "deadline_exceeded"  # or not ours any more: _fail_running tells
-        return _fail_running(cursor, claim, report=report, error_class=error_class, spent_micros=spent_micros)
+        return _fail_running(cursor, claim, report=report, error_class=error_class)
 
 
-def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str, spent_micros: int) -> str:
+def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str) -> str:
+    _end_attempt(cursor, claim.job_id, claim.fence, report)  # first: the spend counts this attempt
     moved = _transition(
         cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=JobState.FAILED_TERMINAL,
-        reason=error_class, fence=claim.fence, spent_micros=spent_micros,
+        reason=error_class, fence=claim.fence,
         set_sql=", lease_owner = '', lease_until = NULL, error_class = %(error_class)s, error_detail = %(error_detail)s",
         params={"error_class": error_class, "error_detail": report.error_detail[:2000]},
         detail={"attempt": claim.attempt},
@@ -457,8 +461,14 @@ def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: s
     tenant_id, state_version, _ = moved
     _outbox(cursor, job_id=claim.job_id, tenant_id=tenant_id, event_type=DEAD_LETTERED_EVENT,
             payload=_dead_letter_payload(claim.job_id, state_version, error_class, claim.attempt))
-    _end_attempt(cursor, claim.job_id, claim.fence, report)
     return "failed"
+
+
+def record_discarded_attempt(claim: Claim, report: AttemptReport) -> None:
+    """The worker lost the job during the model call: record the (possibly paid) call in the
+    ledger and write nothing else (EXE-6: fencing cannot undo it)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        _end_attempt(cursor, claim.job_id, claim.fence, report)
 
 
 def hand_back(claim: Claim, *, available_in_seconds: float, outcome: str, detail: str = "") -> bool:

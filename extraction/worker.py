@@ -208,16 +208,19 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
                 limiter.start_cooldown(binding.pool, seconds=exc.retry_after_seconds
                                        or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS)
             return _after_provider_error(claim, exc, provider.name)
+        except BaseException:
+            limiter.release(granted, actual_tokens=None)  # unknown: keep the reservation
+            raise
         limiter.release(granted, actual_tokens=_used_tokens(response))
         fault_point("after_provider_response")
 
         if rt.lost(claim):
             # Someone else owns the job now; the guarded completion would refuse anyway, and
             # the paid call is recorded as such (EXE-6: fencing cannot undo it).
-            with db_step(), transaction.atomic(), connection.cursor() as cursor:
-                lifecycle._end_attempt(cursor, claim.job_id, claim.fence,
-                                       _report(AttemptOutcome.STALE_COMPLETION, response, provider=provider.name,
-                                               detail="lease lost during the model call"))
+            with db_step():
+                lifecycle.record_discarded_attempt(
+                    claim, _report(AttemptOutcome.STALE_COMPLETION, response, provider=provider.name,
+                                   detail="lease lost during the model call"))
             return "stale"
 
         try:

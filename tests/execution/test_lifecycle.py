@@ -165,3 +165,15 @@ def test_every_transition_is_numbered_in_the_event_log(tenant):
     assert events == [(1, "ACCEPTED"), (2, "READY"), (3, "RUNNING"), (4, "RETRY_SCHEDULED"), (5, "RUNNING"),
                       (6, "SUCCEEDED")]
     assert ExtractionJob.objects.get(pk=job_id).state_version == 6
+
+
+def test_daily_spend_counts_reported_usage_not_the_reservation(tenant, settings):
+    settings.MODEL_POLICIES = {"default": {**settings.MODEL_POLICIES["default"], "price_per_1k_tokens_micros": 2000}}
+    job_id = _ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w")
+    assert lifecycle.complete_job(claim, review_required=False, output=OUTPUT, validation={}, policy_version="t",
+                                  report=AttemptReport(outcome="succeeded", input_tokens=1000, output_tokens=500))
+    usage = TenantUsage.objects.get(tenant=tenant.tenant)
+    assert usage.spent_today_micros == 1500 * 2000 // 1000  # CAP-4: 1,500 tokens used, 6,000 were reserved
+    assert (usage.pending_jobs, usage.reserved_tokens) == (0, 0)
+    assert Attempt.objects.get(job_id=job_id).input_tokens == 1000
