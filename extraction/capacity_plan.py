@@ -288,6 +288,10 @@ def _counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+def _configured(value: float) -> PlanValue:
+    return PlanValue(value, "configured")
+
+
 def _given(value: float | None) -> PlanValue | None:
     return PlanValue(value, "given") if value is not None else None
 
@@ -296,15 +300,14 @@ def plan_inputs_for_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
     """A configured pool's inputs: its live limits, the ledger's statistics and its backlog;
     a value given on the command line wins (a what-if), a missing statistic is assumed."""
     limits = limiter.pool_limits(pool)
-    configured = lambda value: PlanValue(value, "configured")
-    reserved = _given(overrides.reserved_tokens) or configured(limits.reserved_tokens)
+    reserved = _given(overrides.reserved_tokens) or _configured(limits.reserved_tokens)
     kv_tokens = None
     if limits.budget == "kv_tokens" or overrides.kv_cache_tokens is not None:
-        kv_tokens = _given(overrides.kv_cache_tokens) or configured(limits.kv_cache_tokens)
+        kv_tokens = _given(overrides.kv_cache_tokens) or _configured(limits.kv_cache_tokens)
     concurrency = _given(overrides.concurrency) or (
         PlanValue(kv_cache_concurrency(kv_cache_tokens=kv_tokens.value, reserved_tokens=reserved.value), "configured",
                   "KV-cache tokens / reserved tokens")
-        if kv_tokens is not None else configured(limits.max_in_flight)
+        if kv_tokens is not None else _configured(limits.max_in_flight)
     )
     stats = observed_stats(pool)
     window = f"{stats.window_seconds / 60:g} min" if stats else ""
@@ -319,8 +322,8 @@ def plan_inputs_for_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
     return PlanInputs(
         pool=pool,
         configured=True,
-        requests_per_minute=_given(overrides.requests_per_minute) or configured(limits.requests_per_minute),
-        tokens_per_minute=_given(overrides.tokens_per_minute) or configured(limits.tokens_per_minute),
+        requests_per_minute=_given(overrides.requests_per_minute) or _configured(limits.requests_per_minute),
+        tokens_per_minute=_given(overrides.tokens_per_minute) or _configured(limits.tokens_per_minute),
         reserved_tokens=reserved,
         concurrency=concurrency,
         mean_latency_seconds=latency or PlanValue(DEFAULT_MEAN_LATENCY_SECONDS, "assumed", "nothing observed"),

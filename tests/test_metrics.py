@@ -10,7 +10,8 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 from django.db.models.functions import Now
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
+from django.urls import path
 
 from accounts.models import create_tenant
 from config import metrics
@@ -19,6 +20,9 @@ from extraction.acceptance import REQUESTED_EVENT, JobRequest, accept_job
 from extraction.models import Document, ExtractionJob, JobState, OutboxEvent
 
 POLICY = "p-metrics"
+
+# The route the project's urls.py gives the view, for the test that goes through the middleware.
+urlpatterns = [path("metrics", metrics.metrics_view)]
 
 # The text exposition format, strictly: HELP/TYPE comments, then samples of declared metrics.
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
@@ -222,3 +226,13 @@ def test_terminal_states_of_a_large_table_are_estimated_not_counted(jobs, monkey
     assert counts["SUCCEEDED"] == 3
     monkeypatch.setattr(metrics, "EXACT_COUNT_CAP", 100_000)
     assert state_counts(parse_exposition(scrape()[1]))["SUCCEEDED"] == 5  # a small table is counted
+
+
+@pytest.mark.urls(__name__)
+def test_served_through_the_middleware_as_prometheus_text(pool):
+    response = Client().get("/metrics")  # the test client's REMOTE_ADDR is 127.0.0.1
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+    assert ("extraction_pool_limiter_up", frozenset({("pool", pool)})) in parse_exposition(response.content.decode())
+    assert Client(REMOTE_ADDR="192.0.2.7").get("/metrics").status_code == 403
+    assert Client().post("/metrics").status_code == 405
