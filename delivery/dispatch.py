@@ -678,3 +678,11 @@ def replay_events(*, endpoint_id: uuid.UUID, since: datetime | None = None, unti
                                           endpoint_ids=[endpoint_id])
     return created
 
+
+
+def expedite(delivery_id: uuid.UUID) -> bool:
+    """Make a PENDING delivery due now (an operator or the demo set-up waiting on it)."""
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE webhook_deliveries SET next_attempt_at = now(), hinted_at = NULL "
+                       "WHERE id = %s AND state = 'pending'", [delivery_id])
+        return cursor.rowcount == 1
