@@ -435,7 +435,7 @@ def run_corruption() -> dict[str, Any]:
     false_reviews: list[dict[str, Any]] = []
     false_reasons: Counter[str] = Counter()
     results = {c.name: {"intended_check": c.intended_check, "applied": 0, "caught": 0, "caught_by_intended": 0,
-                        "missed": []} for c in CORRUPTIONS}
+                        "applied_to_passing": 0, "caught_of_passing": 0, "missed": []} for c in CORRUPTIONS}
     for folder in XML_FOLDERS:
         for record in json.loads((INVOICES / folder / "expected_fields.json").read_text())["records"]:
             rendered = render_invoice_xml((INVOICES / folder / record["file"]).read_bytes())
@@ -457,6 +457,10 @@ def run_corruption() -> dict[str, Any]:
                 result = results[corruption.name]
                 result["applied"] += 1
                 result["caught"] += outcome.review_required
+                if not clean.review_required:
+                    # The honest denominator: outputs the policy accepts until they are corrupted.
+                    result["applied_to_passing"] += 1
+                    result["caught_of_passing"] += outcome.review_required
                 by_intended = any(c["check"] == corruption.intended_check and c["status"] == FAILED
                                   and c["severity"] == BLOCKING for c in outcome.checks)
                 result["caught_by_intended"] += by_intended
@@ -496,13 +500,17 @@ def markdown(extraction: dict[str, Any], corruption: dict[str, Any]) -> str:
             "| reason | cases |", "|---|---:|"]
     out += [f"| {reason} | {count} |" for reason, count in extraction["review_reasons"].items()]
     out += ["", "## Corruption test (ground truth of every XML invoice, rendered, then corrupted)", "",
-            "| corruption | applied | caught (REVIEW_REQUIRED) | catch rate | caught by the intended check |",
-            "|---|---:|---:|---:|---|"]
+            "| corruption | applied | caught (REVIEW_REQUIRED) | catch rate | caught by the intended check "
+            "| catch rate on outputs that pass clean |",
+            "|---|---:|---:|---:|---|---:|"]
     for name, r in corruption["corruptions"].items():
-        out.append(f"| {name} | {r['applied']} | {r['caught']} | {_pct(r['caught'] / r['applied'] if r['applied'] else None)} "
-                   f"| {r['caught_by_intended']} / {r['applied']} ({r['intended_check']}) |")
-    out += ["", f"False-review rate on the clean outputs: {corruption['false_reviews']} of {corruption['clean_cases']} "
-            f"({_pct(corruption['false_review_rate'])}). Reasons (cases):", "", "| reason | cases |", "|---|---:|"]
+        rate = _pct(r["caught"] / r["applied"] if r["applied"] else None)
+        passing = r["applied_to_passing"]
+        out.append(f"| {name} | {r['applied']} | {r['caught']} | {rate} "
+                   f"| {r['caught_by_intended']} / {r['applied']} ({r['intended_check']}) "
+                   f"| {r['caught_of_passing']} / {passing} ({_pct(r['caught_of_passing'] / passing if passing else None)}) |")
+    out += ["", (f"False-review rate on the clean outputs: {corruption['false_reviews']} of {corruption['clean_cases']} "
+                 f"({_pct(corruption['false_review_rate'])}). Reasons (cases):"), "", "| reason | cases |", "|---|---:|"]
     out += [f"| {reason} | {count} |" for reason, count in corruption["false_review_reasons"].items()]
     return "\n".join(out) + "\n"
 

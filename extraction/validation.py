@@ -106,9 +106,10 @@ HUNDRED = Decimal(100)
 WHOLE_UNIT_CURRENCIES = frozenset({"JPY", "KRW", "HUF", "ISK", "CLP", "VND", "PYG", "UGX", "XAF", "XOF"})
 
 REQUIRED_FIELDS = ("supplier.name", "invoice_number", "issue_date", "currency", "totals.net", "totals.gross")
-# Longest quote accepted as evidence for a number, date, code or identifier: a quote of half a
-# page would "contain" almost any value.
+# Longest quote accepted as evidence for a number, date, code or identifier (and for a name or
+# description): a quote of half a page would "contain" almost any value.
 MAX_VALUE_QUOTE = 64
+MAX_TEXT_QUOTE = 400
 
 _AMOUNT_FIELDS = ("quantity", "unit_price", "net_amount", "tax_rate", "tax_amount")
 _TOTAL_FIELDS = ("net", "tax", "gross", "prepaid", "amount_due")
@@ -234,7 +235,8 @@ def check_invoice(
     """The policy as a pure function of its inputs (no database): what validate_extraction
     runs, and what the accuracy harness runs with master data of its own."""
     severities = effective_severities(overrides)
-    facts = _Facts(invoice, document, frozenset(c.strip().upper() for c in allowed_currencies), master, attested_fields)
+    allowed = frozenset(str(code).strip().upper() for code in allowed_currencies)
+    facts = _Facts(invoice, document, allowed, master, attested_fields)
     checks: list[dict[str, Any]] = []
     reasons: list[str] = []
     for name in CHECKS:
@@ -403,8 +405,10 @@ def _check_tax_by_rate(f: _Facts) -> _Result:
         return _skipped("lines_do_not_explain_net_total")
     groups: dict[Decimal, Decimal] = {}
     for net, rate in zip(nets, rates):
-        groups[rate.normalize()] = groups.get(rate.normalize(), Decimal(0)) + net  # type: ignore[union-attr]
-    by_rate = {str(rate): round_money(base * rate / HUNDRED, f.unit) for rate, base in sorted(groups.items())}
+        groups[rate] = groups.get(rate, Decimal(0)) + net  # type: ignore[index]  # 19 == 19.00: one group
+    # format(…, "f"): "10", never "1E+1".
+    by_rate = {format(rate.normalize(), "f"): round_money(base * rate / HUNDRED, f.unit)
+               for rate, base in sorted(groups.items())}
     expected = sum(by_rate.values(), Decimal(0))
     tolerance = f.unit * len(groups)
     detail = {"expected_tax": _money(expected), "tax_total": _money(tax_total),
@@ -556,9 +560,10 @@ def _check_evidence_values(f: _Facts) -> _Result:
         if kind == "document_type":
             continue  # "Rechnung", "Avoir", "Gutschrift (389)": the word is the evidence, not the value
         checked += 1
-        if kind != "text" and len(evidence.quote) > MAX_VALUE_QUOTE:
+        longest = MAX_TEXT_QUOTE if kind == "text" else MAX_VALUE_QUOTE
+        if len(evidence.quote) > longest:
             problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200],
-                             "why": f"quote longer than {MAX_VALUE_QUOTE} characters"})
+                             "why": f"quote longer than {longest} characters"})
         elif not _SUPPORTS[kind](path, value.value, evidence.quote, f):
             problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200]})
     if problems:

@@ -366,3 +366,21 @@ def test_second_reviewer_in_the_admin_gets_a_clear_message(tenant):
 
     assert "Someone else decided this job first" in late.content.decode()
     assert ReviewDecision.objects.filter(job_id=job.pk).count() == 1
+
+
+def test_operator_sees_the_tenants_jobs_read_only_with_a_link_to_the_queue(tenant):
+    job = job_in_review(tenant)
+    client = logged_in(staff(tenant, Role.OPERATOR))
+
+    changelist = client.get("/admin/extraction/extractionjob/")
+    detail = client.get(f"/admin/extraction/extractionjob/{job.pk}/change/")
+    edit = client.post(f"/admin/extraction/extractionjob/{job.pk}/change/", {"state": "SUCCEEDED"})
+
+    assert changelist.status_code == 200
+    assert QUEUE_URL in changelist.content.decode() and str(job.pk) in changelist.content.decode()
+    assert detail.status_code == 200 and 'name="_save"' not in detail.content.decode()
+    assert "totals_sum_mismatch" in detail.content.decode()  # the stored validation is shown
+    assert edit.status_code == 403
+    job.refresh_from_db()
+    assert job.state == JobState.REVIEW_REQUIRED
+    assert client.get("/admin/").status_code == 200
