@@ -1,0 +1,103 @@
+"""The ERP goes down, jobs complete, the ERP comes back: every invoice lands in its ledger
+exactly once (DLV-1, DLV-3). Real processes: relay, ingress/LLM workers, a delivery worker on
+the ``delivery`` queue, the schedulers, the provider simulator, and the reference ERP served
+by a real gunicorn process that is stopped and started again."""
+from __future__ import annotations
+
+import socket
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from delivery import dispatch
+from delivery.endpoints import register_endpoint
+from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
+from delivery.models import Delivery, DeliveryAttempt
+from tests.execution.conftest import sim, simulator, submit  # noqa: F401 (fixtures)
+from tests.system import VENV_BIN, SystemProcesses, all_terminal, job_states, system_env, wait_for
+
+pytestmark = pytest.mark.slow
+
+JOBS = 8
+FAST_DELIVERY = {
+    "EGRESS_ALLOW_LOOPBACK": "1",
+    "WEBHOOK_TIMEOUT_SECONDS": "3",
+    "WEBHOOK_RETRY_BASE_SECONDS": "0.3",
+    "WEBHOOK_RETRY_CAP_SECONDS": "2",
+    "WEBHOOK_CIRCUIT_FAILURES": "3",
+    "WEBHOOK_CIRCUIT_OPEN_SECONDS": "0.5",
+    "WEBHOOK_MAX_ATTEMPTS": "50",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def system(transactional_db, broker, sim, settings, tmp_path):
+    settings.EGRESS_ALLOW_LOOPBACK = True
+    settings.WEBHOOK_TIMEOUT_SECONDS = float(FAST_DELIVERY["WEBHOOK_TIMEOUT_SECONDS"])
+    group = SystemProcesses(
+        env=system_env(broker_url=broker, simulator_url=sim.base_url, media_root=Path(settings.MEDIA_ROOT),
+                       **FAST_DELIVERY),
+        log_dir=tmp_path,
+    )
+    yield group
+    group.stop_all()
+
+
+def _start_erp(system: SystemProcesses, port: int) -> None:
+    system.start("erp", [str(VENV_BIN / "gunicorn"), "config.wsgi", "--workers", "2", "--threads", "4",
+                         "--bind", f"127.0.0.1:{port}"])
+    wait_for(lambda: _healthy(port), timeout=30, message=system.logs)
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def test_erp_down_then_up_every_invoice_lands_in_the_ledger_exactly_once(system, tenant):
+    port = _free_port()
+    _start_erp(system, port)
+    registration = register_endpoint(tenant=tenant.tenant, url=f"http://127.0.0.1:{port}/erp/erp-e2e/webhooks",
+                                     event_types=["extraction.completed.v1"])
+    ErpConnection.objects.create(slug="erp-e2e", tenant_label="e2e", secrets=[
+        {"key_id": registration.secret.key_id, "secret": registration.secret.secret}])
+    assert dispatch.deliver(registration.verification_delivery_id) == "delivered"
+    system.kill("erp")  # the ERP goes down
+
+    system.relay()
+    system.celery("workers", "ingress,llm")
+    system.celery("delivery", "delivery", concurrency=8)
+    system.scheduler()
+    system.start("delivery-scheduler", [sys.executable, "manage.py", "run_delivery_scheduler"])
+    job_ids = [submit(tenant) for _ in range(JOBS)]
+    wait_for(lambda: all_terminal(job_ids), timeout=90, message=system.logs)
+    assert set(job_states(job_ids).values()) == {"SUCCEEDED"}
+
+    def every_delivery_failed_once() -> bool:
+        deliveries = Delivery.objects.filter(endpoint_id=registration.endpoint.pk, is_verification=False)
+        return deliveries.count() == JOBS and DeliveryAttempt.objects.filter(
+            delivery__in=deliveries, outcome="connection_error").values("delivery").distinct().count() == JOBS
+
+    wait_for(every_delivery_failed_once, timeout=60, message=system.logs)
+    assert not ErpLedgerEntry.objects.exists()
+
+    _start_erp(system, port)  # the ERP is back
+    wait_for(lambda: ErpLedgerEntry.objects.count() >= JOBS, timeout=90, message=system.logs)
+    wait_for(lambda: not Delivery.objects.exclude(state="delivered").exists(), timeout=30, message=system.logs)
+
+    ledger = list(ErpLedgerEntry.objects.values_list("job_id", flat=True))
+    assert sorted(map(str, ledger)) == sorted(job_ids)  # each invoice, once
+    deliveries = Delivery.objects.filter(endpoint_id=registration.endpoint.pk, is_verification=False)
+    assert ErpInboxEntry.objects.filter(delivery_id__in=[str(d.pk) for d in deliveries]).count() == JOBS
+    assert all(d.attempts >= 2 for d in deliveries)  # failed while down, delivered after
