@@ -1,0 +1,108 @@
+"""A statement and transaction counter for the execution benchmark (bench/execution_bench.py).
+
+Put on ``PYTHONPATH`` with ``BENCH_SQL_PROBE_FILE`` set, it wraps psycopg's cursor ``execute``
+and the connection's ``commit``/``rollback`` in every process it starts in, and writes the
+cumulative counts to that file twice a second. PostgreSQL counts transactions per database only
+(``pg_stat_database``); this tells which process spent them, and on what. Without the variable
+it does nothing, so the processes run exactly as in production.
+
+A transaction is named after its first statement: in autocommit mode every statement is its own
+transaction; otherwise psycopg opened one implicitly and the commit or rollback ends it.
+"""
+from __future__ import annotations
+
+import os
+
+_PATH = os.environ.get("BENCH_SQL_PROBE_FILE")
+
+
+def _install(path: str) -> None:
+    import atexit
+    import json
+    import threading
+    import time
+    from collections import Counter
+
+    import psycopg
+
+    lock = threading.Lock()
+    transactions: Counter[str] = Counter()
+    statements: Counter[str] = Counter()
+    open_transactions: dict[int, str] = {}
+    labels: dict[str, str] = {}
+
+    def label_of(query: object) -> str:
+        text = query if isinstance(query, str) else str(query)
+        known = labels.get(text)
+        if known is None:
+            # The first words say which step this is (the statements are fixed strings).
+            known = " ".join(text.split())[:72] or "(empty: pool health check)"
+            if len(labels) < 2000:
+                labels[text] = known
+        return known
+
+    original_execute = psycopg.Cursor.execute
+    original_executemany = psycopg.Cursor.executemany
+    original_commit = psycopg.Connection.commit
+    original_rollback = psycopg.Connection.rollback
+
+    def note(cursor: psycopg.Cursor, query: object) -> None:
+        label = label_of(query)
+        conn = cursor.connection
+        with lock:
+            statements[label] += 1
+            if conn.autocommit:
+                transactions[label] += 1
+            else:
+                open_transactions.setdefault(id(conn), label)
+
+    def execute(self, query, params=None, *args, **kwargs):
+        note(self, query)
+        return original_execute(self, query, params, *args, **kwargs)
+
+    def executemany(self, query, params_seq, *args, **kwargs):
+        note(self, query)
+        return original_executemany(self, query, params_seq, *args, **kwargs)
+
+    def end(conn: psycopg.Connection, how: str) -> None:
+        with lock:
+            label = open_transactions.pop(id(conn), None)
+            if label is not None:
+                transactions[f"{label}" if how == "commit" else f"ROLLBACK: {label}"] += 1
+
+    def commit(self):
+        end(self, "commit")
+        return original_commit(self)
+
+    def rollback(self):
+        end(self, "rollback")
+        return original_rollback(self)
+
+    psycopg.Cursor.execute = execute
+    psycopg.Cursor.executemany = executemany
+    psycopg.Connection.commit = commit
+    psycopg.Connection.rollback = rollback
+
+    def dump() -> None:
+        with lock:
+            snapshot = {"pid": os.getpid(), "at": time.time(), "transactions": dict(transactions),
+                        "statements": dict(statements)}
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as handle:
+            json.dump(snapshot, handle)
+        os.replace(tmp, path)
+
+    def dump_forever() -> None:
+        while True:
+            time.sleep(0.5)
+            try:
+                dump()
+            except OSError:
+                pass
+
+    threading.Thread(target=dump_forever, name="bench-sql-probe", daemon=True).start()
+    atexit.register(dump)
+
+
+if _PATH:
+    _install(_PATH)
