@@ -9,6 +9,7 @@ import io
 import json
 import threading
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from accounts.models import Membership, Role, Tenant, create_tenant
 from extraction import lifecycle, review
@@ -275,6 +277,9 @@ def logged_in(user) -> Client:
 def test_reviewer_sees_only_own_tenants_review_jobs_oldest_first(tenant):
     other = create_tenant(slug=f"b-{uuid.uuid4().hex[:8]}")
     first, theirs, second = job_in_review(tenant), job_in_review(other), job_in_review(tenant)
+    # One test transaction means one now(): give the jobs their arrival order explicitly.
+    for age, job in ((3, first), (2, theirs), (1, second)):
+        ExtractionJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=age))
     client = logged_in(staff(tenant))
 
     page = client.get(QUEUE_URL)
