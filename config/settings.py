@@ -342,3 +342,6 @@ CHANNEL_LAYERS = {
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
 NOTIFY_REAUTH_SECONDS = float(env("NOTIFY_REAUTH_SECONDS", "5") or 5)
 NOTIFY_REPLAY_LIMIT = env_int("NOTIFY_REPLAY_LIMIT", 500)
+
+# /metrics (Prometheus text format) answers loopback clients, or anyone with this bearer token.
+METRICS_TOKEN = env("METRICS_TOKEN", "")

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from .acceptance import SCHEMAS
 from .models import Document, ExtractionJob, ExtractionResult, PriorityClass
+from .waiting import explain_wait
 
 
 class StrictSerializer(serializers.Serializer):
@@ -90,7 +91,7 @@ def result_body(job: ExtractionJob) -> dict[str, Any] | None:
     }
 
 
-def job_body(job: ExtractionJob, *, status_url: str, operator: bool) -> dict[str, Any]:
+def job_body(job: ExtractionJob, *, status_url: str, operator: bool, with_wait_reason: bool = False) -> dict[str, Any]:
     """The authoritative status (API-1). Retry internals only for operators."""
     body: dict[str, Any] = {
         "job_id": str(job.pk),
@@ -119,4 +120,8 @@ def job_body(job: ExtractionJob, *, status_url: str, operator: bool) -> dict[str
             "estimated_tokens": job.estimated_tokens,
             "byte_size": job.byte_size,
         }
+        if with_wait_reason:
+            # "Why is my job waiting?": ingress, backoff, pool capacity, tenant cap, no worker.
+            # Only on the single-job read: it costs a few queries and a Redis call.
+            body["execution"]["waiting"] = explain_wait(job)
     return body

@@ -173,4 +173,5 @@ class ExtractionJobDetailView(APIView):
         job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).select_related("result").first()
         if job is None:
             raise _not_found("extraction job")
-        return Response(job_body(job, status_url=_status_url(job.pk), operator=principal.has_role(Role.OPERATOR)))
+        return Response(job_body(job, status_url=_status_url(job.pk), operator=principal.has_role(Role.OPERATOR),
+                                 with_wait_reason=True))

@@ -23,6 +23,8 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
+from accounts.models import Tenant
+
 from . import lifecycle, limiter, retry
 from .faults import fault_point
 from .lifecycle import AttemptReport, Claim
@@ -31,11 +33,9 @@ from .providers import provider_for_policy
 from .providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from .text import DocumentText
 from .tokens import reservation
+from .validation import validate_extraction
 
 logger = logging.getLogger("extraction.worker")
-
-POLICY_VERSION = "schema-only.1"
-
 
 @contextmanager
 def db_step() -> Iterator[None]:
@@ -164,7 +164,9 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
        job's deadline.
     3. If the heartbeat lost the lease meanwhile, stop: write nothing but the ledger.
     4. Parse the output against the schema; invalid → retry, then terminal.
-    5. Complete under fence + live lease (result, state, outbox event in one transaction).
+    5. Validate it with the tenant's policy (arithmetic, currency, supplier, IBAN/VAT, evidence).
+    6. Complete under fence + live lease (result, verdict, state, outbox event in one transaction):
+       SUCCEEDED, or REVIEW_REQUIRED when a blocking check failed.
     """
     from .schema import SchemaError, SchemaValidationError, parse_invoice_v1
     from .text import UnreadableDocument
@@ -232,13 +234,19 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             return _after_provider_error(claim, error, provider.name, response=response)
 
         with db_step():
+            # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
+            # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
+            tenant = Tenant.objects.get(pk=claim.tenant_id)
+            verdict = validate_extraction(invoice=invoice, document=document, tenant=tenant)
             completed = lifecycle.complete_job(
-                claim, review_required=False, output=invoice.model_dump(mode="json", by_alias=True),
-                validation={"policy_version": POLICY_VERSION, "checks": ["json_syntax", "schema"], "reasons": []},
-                policy_version=POLICY_VERSION,
-                report=_report(AttemptOutcome.SUCCEEDED, response, provider=provider.name),
+                claim, review_required=verdict.review_required,
+                output=invoice.model_dump(mode="json", by_alias=True),
+                validation=verdict.as_dict(), policy_version=verdict.policy_version,
+                report=_report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED,
+                               response, provider=provider.name),
             )
-        logger.info("attempt completed" if completed else "stale completion discarded", extra=log)
+        logger.info("attempt completed" if completed else "stale completion discarded",
+                    extra={**log, "review_required": verdict.review_required, "reasons": verdict.reasons})
         return "completed" if completed else "stale"
     finally:
         rt.untrack(claim)

@@ -11,7 +11,7 @@ import pytest
 
 from extraction import limiter
 from extraction.models import Attempt, ExtractionJob
-from tests.execution.conftest import submit
+from tests.execution.conftest import submit, unique_invoice
 from tests.system import all_terminal, wait_for
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ def _fresh_pool():
 
 def _submit_many(tenant, count: int) -> list[str]:
     # Distinct bytes per job so each is its own document.
-    return [submit(tenant, f"Invoice {uuid.uuid4()}\nTotal: 10.00 EUR\n".encode()) for _ in range(count)]
+    return [submit(tenant, unique_invoice()) for _ in range(count)]
 
 
 def test_three_processes_of_thirty_slots_never_exceed_the_pools_thirty(processes, tenant, sim):

@@ -11,10 +11,15 @@ from tests.conftest import TenantContext, make_tenant_context
 from tests.system import SystemProcesses, ensure_vhost, purge_queues, system_env
 
 SAMPLE_TEXT = (
-    "ACME Supplies GmbH\nVAT ID: DE123456789\nIBAN: DE89 3704 0044 0532 0130 00\n"
+    "ACME Supplies GmbH\nVAT ID: DE136695976\nIBAN: DE89 3704 0044 0532 0130 00\n"
     "Invoice number: INV-2026-001\nInvoice date: 2026-11-02\nDue date: 2026-12-02\nCurrency: EUR\n"
     "Widget 2 x 50.00 = 100.00\nNet total: 100.00 EUR\nVAT 19%: 19.00 EUR\nTotal: 119.00 EUR\n"
 )
+
+
+def unique_invoice() -> bytes:
+    """The sample invoice with its own invoice number: distinct bytes, so its own document."""
+    return SAMPLE_TEXT.replace("INV-2026-001", f"INV-{uuid.uuid4().hex[:12].upper()}").encode()
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from config.topology import WORK_EXCHANGE
 from extraction.models import Attempt, ExtractionJob, OutboxEvent
 from tests.system import all_terminal, queue_depth, wait_for
 
-from .conftest import submit
+from .conftest import submit, unique_invoice
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,7 @@ def test_sigterm_finishes_attempts_in_hand_and_stops_claiming(processes, tenant,
     processes.relay()
     processes.celery("ingress", "ingress")
     processes.celery("llm-old", "llm", concurrency=2, ATTEMPT_TIMEOUT_SECONDS="20", LEASE_SECONDS="30")
-    job_ids = [submit(tenant, f"Invoice {uuid.uuid4()}\nTotal 5.00 EUR\n".encode()) for _ in range(4)]
+    job_ids = [submit(tenant, unique_invoice()) for _ in range(4)]
     wait_for(lambda: sim.stats()["concurrency"]["current"] == 2, timeout=30, message=processes.logs)
     started = time.monotonic()
     processes.kill("llm-old", signal.SIGTERM)  # warm shutdown; waits for the process to exit
