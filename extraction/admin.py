@@ -30,7 +30,7 @@ from stdnum.exceptions import ValidationError as StdnumValidationError
 from accounts.models import Membership, Role, role_at_least
 
 from . import review
-from .models import ExtractionJob, ExtractionResult, JobState, ReviewDecision, Supplier
+from .models import ExtractionJob, ExtractionResult, JobState, ProviderPool, ReviewDecision, Supplier
 from .suppliers import CSV_COLUMNS, normalize_iban, normalize_vat_id
 
 REVIEW_PAGE_SIZE = 50
@@ -426,3 +426,14 @@ def _pretty(value: Any) -> SafeString:
     if value is None:
         return mark_safe("—")
     return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@admin.register(ProviderPool)
+class ProviderPoolAdmin(admin.ModelAdmin):
+    """Provider pool limits (BP-2): global configuration shared by every tenant, so only
+    superusers see it. A row overrides settings.PROVIDER_POOLS for the pool of that name;
+    workers pick a change up within a few seconds."""
+
+    list_display = ["name", "requests_per_minute", "tokens_per_minute", "max_in_flight", "reserved_tokens",
+                    "max_output_tokens", "budget", "kv_cache_tokens", "updated_at"]
+    readonly_fields = ["updated_at"]

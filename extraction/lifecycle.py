@@ -532,9 +532,12 @@ def decide_review(
              json.dumps(after) if after is not None else None, json.dumps(validation), comment],
         )
         if approve:
+            # The approved output was re-validated: it carries the verdict and policy it passed.
             cursor.execute(
-                "UPDATE extraction_results SET output = %s, validation = %s WHERE job_id = %s",
-                [json.dumps(after if after is not None else before), json.dumps(validation), job_id],
+                "UPDATE extraction_results SET output = %s, validation = %s,"
+                " policy_version = coalesce(%s, policy_version) WHERE job_id = %s",
+                [json.dumps(after if after is not None else before), json.dumps(validation),
+                 validation.get("policy_version"), job_id],
             )
             _outbox(cursor, job_id=job_id, tenant_id=tenant_id, event_type=COMPLETED_EVENT,
                     payload={"job_id": str(job_id), "event_version": 1, "state_version": state_version})
