@@ -32,6 +32,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import cache
+from django.db import connections
 from django.db.models import OuterRef, Subquery
 
 from accounts.models import ApiToken, Membership, hash_token
@@ -47,6 +48,7 @@ _DEFAULTS: dict[str, Any] = {
     "NOTIFY_POLL_SECONDS": 1.0,  # the notifier's fallback poll when no NOTIFY wakes it
     "NOTIFY_WS_URL": "",  # the socket browsers open; "" = ws(s)://<page host>:NOTIFY_WS_PORT/ws/jobs/
     "NOTIFY_WS_PORT": 8001,
+    "NOTIFY_SNAPSHOT_LIMIT": 500,  # most jobs in one snapshot (the newest ones)
 }
 
 
@@ -264,14 +266,14 @@ def catch_up(subscription: Subscription, cursor: int | None, *, limit: int | Non
     limit = settings.NOTIFY_REPLAY_LIMIT if limit is None else limit
     newest = JobEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
     if cursor is None or cursor > newest or cursor < 0:
-        return _snapshot(subscription, newest, limit)
+        return _snapshot(subscription, newest)
     events = JobEvent.objects.filter(tenant_id=subscription.tenant_id, id__gt=cursor)
     if subscription.job_id:
         events = events.filter(job_id=subscription.job_id)
     rows = list(events.order_by("id").values_list("id", "job_id", "tenant_id", "state_version", "to_state")
                 [:limit + 1])
     if len(rows) > limit:
-        return _snapshot(subscription, newest, limit)
+        return _snapshot(subscription, newest)
     notices = [_notice(row) for row in rows]
     return CatchUp(mode="replay", notices=notices, cursor=max([cursor, *(n.event_id for n in notices)]))
 
@@ -282,9 +284,11 @@ def _notice(row: tuple) -> JobNotice:
                      state_version=state_version, state=state)
 
 
-def _snapshot(subscription: Subscription, newest: int, limit: int) -> CatchUp:
-    """The current state of the subscription's most recent jobs, each with the id of the
-    event that put it there. ``newest`` was read before the jobs: the cursor errs low."""
+def _snapshot(subscription: Subscription, newest: int) -> CatchUp:
+    """The current state of the subscription's most recent jobs (NOTIFY_SNAPSHOT_LIMIT), each
+    with the id of the event that put it there. ``newest`` was read before the jobs: the
+    cursor errs low."""
+    limit = notify_setting("NOTIFY_SNAPSHOT_LIMIT")
     jobs = ExtractionJob.objects.filter(tenant_id=subscription.tenant_id)
     if subscription.job_id:
         jobs = jobs.filter(pk=subscription.job_id)
@@ -371,7 +375,7 @@ class EventCursor:
 
 def database_conninfo(**extra: str) -> str:
     """Connection string of the default database (the test database under tests)."""
-    db = connection.settings_dict
+    db = connections["default"].settings_dict
     options = db.get("OPTIONS", {}).get("options", "")
     params = {"dbname": db["NAME"], "user": db.get("USER") or None, "password": db.get("PASSWORD") or None,
               "host": db.get("HOST") or None, "port": str(db.get("PORT") or "") or None,
