@@ -230,9 +230,10 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT d.attempts, d.max_attempts, d.is_verification, d.event_id, d.tenant_id,
+            SELECT d.attempts, d.max_attempts, d.is_verification, ev.body, d.tenant_id,
                    e.id, e.url, e.status, e.circuit_state, e.circuit_open_until, e.retry_not_before, now()
               FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+              JOIN webhook_events ev ON ev.event_id = d.event_id
              WHERE d.id = %s AND d.state = 'pending' AND d.next_attempt_at <= now()
                FOR UPDATE OF d SKIP LOCKED
             """,
@@ -241,7 +242,7 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
         row = cursor.fetchone()
         if row is None:
             return "not_due"
-        (attempts, max_attempts, is_verification, event_id, tenant_id, endpoint_id, url, status, circuit,
+        (attempts, max_attempts, is_verification, body_text, tenant_id, endpoint_id, url, status, circuit,
          open_until, not_before, now) = row
         if status != EndpointStatus.ACTIVE and not is_verification:
             return "endpoint_not_active"
@@ -289,12 +290,10 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
             "VALUES (%s, %s, now(), 'in_flight', '', '')",
             [delivery_id, attempt],
         )
-        cursor.execute("SELECT body FROM webhook_events WHERE event_id = %s", [event_id])
-        body = cursor.fetchone()[0].encode()
         keys = signing_keys(endpoint_id)
     return ClaimedDelivery(delivery_id=delivery_id, attempt=attempt, max_attempts=max_attempts,
                            endpoint_id=endpoint_id, tenant_id=tenant_id, url=url, endpoint_status=status,
-                           is_verification=is_verification, body=body, keys=keys,
+                           is_verification=is_verification, body=body_text.encode(), keys=keys,
                            timestamp=int(now.timestamp()))
 
 
@@ -423,11 +422,16 @@ def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) ->
                    verified_at = CASE WHEN %(verify)s THEN now() ELSE verified_at END,
                    disabled_reason = CASE WHEN %(verify)s THEN '' ELSE disabled_reason END
              WHERE id = %(id)s
+               -- A healthy endpoint is not written at all: every delivery to it would otherwise
+               -- queue on this one row's lock until the previous one commits.
+               AND (%(verify)s OR consecutive_failures <> 0 OR auth_failures <> 0 OR failing_since IS NOT NULL
+                    OR circuit_state <> 'closed')
             RETURNING status
             """,
             {"verify": claim.is_verification, "id": claim.endpoint_id},
         )
-        return cursor.fetchone()[0]
+        row = cursor.fetchone()
+        return row[0] if row else claim.endpoint_status
     counted = 1 if outcome.counts_against_endpoint else 0
     cursor.execute(
         """
