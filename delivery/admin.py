@@ -141,13 +141,23 @@ class DeliveryAdmin(TenantScopedAdmin):
 
 
 class ErpAdmin(admin.ModelAdmin):
-    """The reference ERP's tables: another system's data, for superusers only and read-only."""
+    """The reference ERP's tables: another system's data, read-only. A superuser sees every
+    connection; a tenant's staff member sees the demo connection named after their tenant."""
+
+    connection_field = "connection_id"
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_superuser
+        return request.user.is_active and (request.user.is_superuser or _membership(request) is not None)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.has_module_permission(request)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        membership = _membership(request)
+        return queryset.filter(**{self.connection_field: membership.tenant.slug}) if membership else queryset.none()
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -174,5 +184,6 @@ class ErpInboxEntryAdmin(ErpAdmin):
 
 @admin.register(ErpConnection)
 class ErpConnectionAdmin(ErpAdmin):
+    connection_field = "slug"
     list_display = ["slug", "tenant_label", "created_at"]
     exclude = ["secrets"]
