@@ -235,13 +235,19 @@ def free_loopback_port() -> int:
 class Gunicorn:
     """The gunicorn this run starts, serves from and stops."""
 
-    def __init__(self, *, workers: int, worker_class: str, threads: int, log_path: Path) -> None:
+    def __init__(self, *, workers: int, worker_class: str, threads: int, log_path: Path,
+                 access_log_path: Path | None = None, extra_args: tuple[str, ...] = ()) -> None:
         self.port = free_loopback_port()
         self.argv = [
             str(Path(sys.executable).with_name("gunicorn")), "config.wsgi",
             "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers), "--worker-class", worker_class,
             "--threads", str(threads), "--log-level", "warning", "--error-logfile", str(log_path),
         ]
+        if access_log_path is not None:
+            # The Procfile's web process logs every request; so does the benchmarked one.
+            access_log_path.write_text("")
+            self.argv += ["--access-logfile", str(access_log_path)]
+        self.argv += list(extra_args)
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -523,6 +529,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
     parser.add_argument("--worker-class", default="sync", help="gunicorn worker class (default sync)")
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (default 1)")
+    parser.add_argument("--no-access-log", action="store_true",
+                        help="serve without gunicorn's access log (the Procfile's web process has one)")
+    parser.add_argument("--gunicorn-arg", action="append", default=[], metavar="ARG",
+                        help="extra gunicorn argument, repeatable (e.g. --gunicorn-arg=--config=FILE)")
     parser.add_argument("--psycopg-processes", type=int, default=4, help="client processes of the psycopg floor")
     parser.add_argument("--output", type=Path, default=RESULTS_DIR / "accept.json")
     args = parser.parse_args()
@@ -547,8 +557,10 @@ def main() -> None:
 
     body = json.dumps({"document_id": str(tenant.document_id), "schema": "invoice.v1"}).encode()
     json_headers = {"Content-Type": "application/json"}
+    access_log = None if args.no_access_log else RESULTS_DIR / "gunicorn-access.log"
     with Gunicorn(workers=args.workers, worker_class=args.worker_class, threads=args.threads,
-                  log_path=RESULTS_DIR / "gunicorn.log") as server:
+                  log_path=RESULTS_DIR / "gunicorn.log", access_log_path=access_log,
+                  extra_args=tuple(args.gunicorn_arg)) as server:
         floor = loadgen.Target.from_url(server.url(FLOOR_PATH), body=body, headers=json_headers)
         api = loadgen.Target.from_url(
             server.url(API_PATH), body=body, headers=dict(json_headers, Authorization=f"Bearer {tenant.token}"))
@@ -587,7 +599,7 @@ def main() -> None:
         "profile": "quick" if args.quick else "full",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "postgresql": pg_version},
         "server": {"wsgi": "config.wsgi", "workers": args.workers, "worker_class": args.worker_class,
-                   "threads": args.threads},
+                   "threads": args.threads, "access_log": access_log is not None, "extra_args": args.gunicorn_arg},
         "p99_limit_ms": P99_LIMIT_MS,
         "psycopg_floor": asdict(pg_floor),
         "bare_view": {"max_rate": bare_max, "trials": trials_of(FLOOR_PATH)},
