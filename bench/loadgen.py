@@ -237,8 +237,12 @@ def main() -> None:
     headers = {name.strip(): value.strip() for name, value in headers.items()}
     if args.body:
         headers.setdefault("Content-Type", "application/json")
-    target = Target.from_url(args.url, method=args.method, body=args.body.encode(), headers=headers,
-                             accept_status=args.accept_status)
+    try:
+        target = Target.from_url(args.url, method=args.method, body=args.body.encode(), headers=headers,
+                                 accept_status=args.accept_status)
+        check_loopback(target.host)
+    except ValueError as exc:
+        parser.error(str(exc))
     print(json.dumps(run(target, rate=args.rate, duration=args.duration).as_dict(), indent=2))
 
 
