@@ -16,8 +16,18 @@ from celery.worker.consumer import Consumer  # noqa: E402
 
 
 class DeadLetteringConsumer(Consumer):
-    """Celery acks (drops) a message whose body cannot be decoded. We reject it instead, so
-    it reaches the queue's dead-letter exchange with the evidence intact."""
+    """Our worker consumer.
+
+    - Celery acks (drops) a message whose body cannot be decoded. We reject it instead, so it
+      reaches the queue's dead-letter exchange with the evidence intact.
+    - Celery declares "native delayed delivery" (28 extra quorum queues and their exchanges in
+      every vhost) when it sees quorum queues, for ETA/countdown tasks. We never publish
+      those: retries and delays live in PostgreSQL (RTY-2). Leaving the step out spares the
+      broker hundreds of Raft groups, which on a small node starved everything else.
+    """
+
+    class Blueprint(Consumer.Blueprint):
+        default_steps = [step for step in Consumer.Blueprint.default_steps if not step.endswith(":DelayedDelivery")]
 
     def on_decode_error(self, message, exc):  # noqa: D401 - Celery hook
         import logging
