@@ -75,9 +75,10 @@ def reset_tables() -> None:
             "execution_inbox, job_events, outbox_events, review_decisions, extraction_jobs CASCADE")
         cursor.execute("UPDATE accounts_tenantusage SET pending_jobs = 0, pending_bytes = 0, reserved_tokens = 0, "
                        "spent_today_micros = 0")
-    from config.topology import ALL_QUEUES, declare_topology
-    from kombu import Connection
     from django.conf import settings
+    from kombu import Connection
+
+    from config.topology import ALL_QUEUES, declare_topology
 
     with Connection(settings.BROKER_URL) as conn:
         declare_topology(conn)
@@ -206,9 +207,9 @@ def complete_next_job() -> bool:
 
 def throughput(endpoint, count: int, timeout: float) -> dict:
     """N deliveries of a real completed body created at once, hinted, timed until all DELIVERED."""
+    from django.conf import settings
     from django.db import connection
     from kombu import Connection
-    from django.conf import settings
 
     from delivery import dispatch, signing
     from delivery.models import delivery_id_for

@@ -19,7 +19,13 @@ from extraction.admin import TenantScopedAdmin, _has_role, _membership
 
 from . import dispatch, endpoints
 from .erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
-from .models import SUBSCRIBABLE_TYPES, Delivery, DeliveryAttempt, DeliveryState, WebhookEndpoint
+from .models import (
+    SUBSCRIBABLE_TYPES,
+    Delivery,
+    DeliveryAttempt,
+    DeliveryState,
+    WebhookEndpoint,
+)
 
 
 class EndpointForm(forms.ModelForm):

@@ -17,7 +17,13 @@ from django.db import connection, transaction
 from accounts.models import Tenant
 
 from . import dispatch, egress, signing
-from .models import SUBSCRIBABLE_TYPES, DeliveryState, EndpointStatus, WebhookEndpoint, WebhookSecret
+from .models import (
+    SUBSCRIBABLE_TYPES,
+    DeliveryState,
+    EndpointStatus,
+    WebhookEndpoint,
+    WebhookSecret,
+)
 
 logger = logging.getLogger("delivery")
 

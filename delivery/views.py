@@ -18,7 +18,12 @@ from extraction.parsers import BoundedJSONParser
 
 from . import endpoints
 from .models import DeliveryState, WebhookEndpoint, WebhookSecret
-from .serializers import EndpointCreateSerializer, delivery_body, endpoint_body, secret_body
+from .serializers import (
+    EndpointCreateSerializer,
+    delivery_body,
+    endpoint_body,
+    secret_body,
+)
 
 DELIVERY_LIST_LIMIT = 100
 

@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from delivery import dispatch, endpoints
 from delivery.models import Delivery, DeliveryAttempt, WebhookEndpoint
@@ -206,7 +207,7 @@ def test_rotation_signs_with_both_secrets_and_either_verifies(tenant, scripted_e
     request = scripted_erp.received[-1]
     assert len(request.headers["webhook-signature"].split(" ")) == 1
     Webhook(new_secret.secret).verify(request.body, request.headers)
-    with pytest.raises(Exception):
+    with pytest.raises(WebhookVerificationError):
         Webhook(old_secret).verify(request.body, request.headers)
 
 

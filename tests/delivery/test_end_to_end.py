@@ -16,7 +16,14 @@ from delivery.endpoints import register_endpoint
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from delivery.models import Delivery, DeliveryAttempt
 from tests.execution.conftest import sim, simulator, submit  # noqa: F401 (fixtures)
-from tests.system import VENV_BIN, SystemProcesses, all_terminal, job_states, system_env, wait_for
+from tests.system import (
+    VENV_BIN,
+    SystemProcesses,
+    all_terminal,
+    job_states,
+    system_env,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 

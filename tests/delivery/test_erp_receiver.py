@@ -16,7 +16,7 @@ from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from extraction import lifecycle
 from extraction.models import ExtractionJob
 
-from .conftest import OUTPUT, active_endpoint, completed_job
+from .conftest import OUTPUT, completed_job
 
 SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 OTHER_SECRET = "whsec_" + "dGhpcyBpcyBhbm90aGVyIHNlY3JldCBrZXkh"

@@ -15,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Tenant
 from delivery import dispatch, endpoints
-from delivery.models import SUBSCRIBABLE_TYPES, EndpointStatus, WebhookEndpoint
 from delivery.erp.models import ErpConnection
+from delivery.models import SUBSCRIBABLE_TYPES, EndpointStatus, WebhookEndpoint
 
 
 class Command(BaseCommand):
