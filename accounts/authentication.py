@@ -2,9 +2,39 @@
 Both yield a :class:`~accounts.models.Principal` bound to exactly one tenant."""
 from __future__ import annotations
 
+import threading
+import time
+
+from django.conf import settings
 from rest_framework import authentication, exceptions
 
 from .models import ApiToken, Membership, Principal, hash_token
+
+# Recently seen tokens, per process: a busy client's requests skip the lookup. The price is
+# that a revoked token keeps working for up to API_TOKEN_CACHE_SECONDS in a process that
+# has just seen it (the revoke command says so).
+_recent: dict[str, tuple[float, ApiToken]] = {}
+_recent_lock = threading.Lock()
+_RECENT_MAX = 10_000
+
+
+def _lookup(raw: str) -> ApiToken | None:
+    ttl = settings.API_TOKEN_CACHE_SECONDS
+    if ttl <= 0:
+        return ApiToken.objects.find_active(raw)
+    key = hash_token(raw)
+    now = time.monotonic()
+    with _recent_lock:
+        hit = _recent.get(key)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    token = ApiToken.objects.find_active(raw)
+    if token is not None:
+        with _recent_lock:
+            if len(_recent) >= _RECENT_MAX:
+                _recent.clear()
+            _recent[key] = (now + ttl, token)
+    return token
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -20,9 +50,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         raw = raw.strip()
         if not raw or " " in raw:
             raise exceptions.AuthenticationFailed("Malformed bearer token.")
-        token = (
-            ApiToken.objects.active().select_related("tenant").filter(token_hash=hash_token(raw)).first()
-        )
+        token = _lookup(raw)
         if token is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked token.")
         token.touch()

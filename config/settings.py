@@ -204,6 +204,8 @@ ADMISSION_RETRY_AFTER_SECONDS = env_int("ADMISSION_RETRY_AFTER_SECONDS", 30)
 # API tokens: last_used_at is written at most this often per token, so that a busy client does
 # not turn every authenticated request into a write.
 API_TOKEN_LAST_USED_RESOLUTION_SECONDS = env_int("API_TOKEN_LAST_USED_RESOLUTION_SECONDS", 60)
+# A web process trusts a token it has just verified for this long (0 = look it up every time).
+API_TOKEN_CACHE_SECONDS = float(env("API_TOKEN_CACHE_SECONDS", "5") or 5)
 
 LOGGING = {
     "version": 1,
@@ -211,7 +213,14 @@ LOGGING = {
     "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # One line per HTTP call and per task is noise at hundreds of jobs a second.
+        "httpx2": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "celery.app.trace": {"level": "WARNING"},
+        "celery.worker.strategy": {"level": "WARNING"},
+    },
 }
 
 # The accept benchmark's floor views (bench/floor_urls.py); never on in production.
@@ -304,6 +313,9 @@ WORKER_SLOT_SECONDS = float(env("WORKER_SLOT_SECONDS", "60") or 60)
 # instead of one connection each (pooling requires CONN_MAX_AGE=0).
 if env("POSTGRES_POOL_MAX_SIZE"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # A health check would cost a round trip on every checkout (several per job); the pool
+    # hands out connections it keeps alive, and a broken one fails the step, which is retried.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 1,
         "max_size": env_int("POSTGRES_POOL_MAX_SIZE", 20),

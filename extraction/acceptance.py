@@ -75,16 +75,73 @@ class AcceptCapacityExhausted(Exception):
     """The durable backlog of all tenants is above the configured bound (BP-1: 503)."""
 
 
+# ACC-5 in one statement, so the tenant's usage row — the one lock every accept of a tenant
+# queues on — is held only for this statement and the COMMIT, not across four round trips:
+#   job     INSERT … ON CONFLICT (tenant_id, idempotency_key) DO NOTHING RETURNING id.
+#           A concurrent request with the same key waits here for the first to commit.
+#   charge  the guarded UPDATE of the usage row, only if the job was inserted (BP-1): no row
+#           when a limit would be passed.
+#   outbox  extraction.requested.v1, only on the inserting branch, and only if charged.
+#   event   the job's first event (state_version 1).
+# The caller rolls the whole transaction back when the job was inserted but not charged.
+_ACCEPT_SQL = """
+WITH job AS (
+    INSERT INTO extraction_jobs (
+        id, tenant_id, document_id, document_version, idempotency_key, request_hash,
+        schema, model_policy, options, priority_class, state, state_version, attempt,
+        max_attempts, fence, lease_owner, available_at, deadline_at, estimated_tokens,
+        byte_size, error_class, error_detail, created_at, updated_at)
+    VALUES (%(job)s, %(tenant)s, %(document)s, %(version)s, %(key)s, %(hash)s, %(schema)s, %(policy)s,
+            %(options)s, %(priority)s, 'ACCEPTED', 1, 0, %(max_attempts)s, 0, '', now(),
+            now() + make_interval(secs => %(deadline)s), %(tokens)s, %(bytes)s, '', '', now(), now())
+    ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+    RETURNING id
+),
+charge AS (
+    UPDATE accounts_tenantusage AS u
+       SET pending_jobs = u.pending_jobs + 1,
+           pending_bytes = u.pending_bytes + %(bytes)s,
+           reserved_tokens = u.reserved_tokens + %(tokens)s,
+           spent_today_micros = CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END,
+           spend_day = current_date
+      FROM accounts_tenant AS t
+     WHERE u.tenant_id = t.id AND t.id = %(tenant)s AND EXISTS (SELECT 1 FROM job)
+       AND u.pending_jobs + 1 <= t.max_pending_jobs
+       AND u.pending_bytes + %(bytes)s <= t.max_pending_bytes
+       AND u.reserved_tokens + %(tokens)s <= t.max_reserved_tokens
+       AND (CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END)
+           + (u.reserved_tokens + %(tokens)s) * %(price)s / 1000 <= t.daily_spend_limit_micros
+    RETURNING u.tenant_id
+),
+outbox AS (
+    INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
+                               publish_attempts, last_error)
+    SELECT %(event)s, job.id, %(tenant)s, %(event_type)s, %(payload)s, now(), 0, ''
+      FROM job, charge
+),
+event AS (
+    INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
+    SELECT job.id, %(tenant)s, 1, '', 'ACCEPTED', 'accepted', '{}', now()
+      FROM job, charge
+)
+SELECT EXISTS (SELECT 1 FROM job), EXISTS (SELECT 1 FROM charge)
+"""
+
+
+class _NotCharged(Exception):
+    pass
+
+
 def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> Accepted:
     """Accept a job durably, exactly once per (tenant, idempotency key).
 
     1. Refuse new work with 503 when the global pending backlog is above its bound
        (a replay of an existing key is still answered).
-    2. In one transaction: ``INSERT … ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-       RETURNING``. A concurrent request with the same key waits here for the first to commit.
+    2. In one transaction, one statement (``_ACCEPT_SQL``): insert the job unless the key
+       exists, charge the tenant's admission budget, write the outbox event and the first
+       job event.
     3. Not inserted: load the existing job; same request hash → replay, else 409.
-    4. Inserted: charge the tenant's usage row with a guarded UPDATE (0 rows = a limit is hit →
-       roll everything back, 429), then write the outbox event and the first job event.
+    4. Inserted but not charged: roll everything back and name the limit (429).
     """
     request_hash = request.request_hash()
     policy = settings.MODEL_POLICIES[request.model_policy]
@@ -98,48 +155,28 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
         return _replay(existing, request_hash)
 
     job_id = uuid.uuid4()
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO extraction_jobs (
-                id, tenant_id, document_id, document_version, idempotency_key, request_hash,
-                schema, model_policy, options, priority_class, state, state_version, attempt,
-                max_attempts, fence, lease_owner, available_at, deadline_at, estimated_tokens,
-                byte_size, error_class, error_detail, created_at, updated_at)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 0, %s, 0, '', now(),
-                    now() + make_interval(secs => %s), %s, %s, '', '', now(), now())
-            ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-            RETURNING id
-            """,
-            [
-                job_id, tenant.pk, request.document.pk, request.document.version, idempotency_key,
-                request_hash, request.schema, request.model_policy, json.dumps(request.options),
-                request.priority_class, JobState.ACCEPTED, settings.JOB_MAX_ATTEMPTS,
-                request.deadline_seconds, tokens, request.document.size,
-            ],
-        )
-        if cursor.fetchone() is None:
-            existing = _existing(tenant, idempotency_key)
-            assert existing is not None  # the conflicting row is committed: we waited for it
-            return _replay(existing, request_hash)
-
-        _charge_tenant(cursor, tenant, byte_size=request.document.size, tokens=tokens, price=price_per_1k)
-        cursor.execute(
-            """
-            INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
-                                       publish_attempts, last_error)
-            VALUES (%s, %s, %s, %s, %s, now(), 0, '')
-            """,
-            [uuid.uuid4(), job_id, tenant.pk, REQUESTED_EVENT,
-             json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1})],
-        )
-        cursor.execute(
-            """
-            INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
-            VALUES (%s, %s, 1, '', %s, 'accepted', '{}', now())
-            """,
-            [job_id, tenant.pk, JobState.ACCEPTED],
-        )
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_ACCEPT_SQL, {
+                "job": job_id, "tenant": tenant.pk, "document": request.document.pk,
+                "version": request.document.version, "key": idempotency_key, "hash": request_hash,
+                "schema": request.schema, "policy": request.model_policy, "options": json.dumps(request.options),
+                "priority": request.priority_class, "max_attempts": settings.JOB_MAX_ATTEMPTS,
+                "deadline": request.deadline_seconds, "tokens": tokens, "bytes": request.document.size,
+                "price": price_per_1k, "event": uuid.uuid4(), "event_type": REQUESTED_EVENT,
+                "payload": json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1}),
+            })
+            inserted, charged = cursor.fetchone()
+            if inserted and not charged:
+                raise _NotCharged()  # rolls the job row back: a rejected request writes nothing
+    except _NotCharged:
+        with connection.cursor() as cursor:
+            raise _which_limit(cursor, tenant, byte_size=request.document.size, tokens=tokens,
+                               price=price_per_1k) from None
+    if not inserted:
+        existing = _existing(tenant, idempotency_key)
+        assert existing is not None  # the conflicting row is committed: we waited for it
+        return _replay(existing, request_hash)
     return Accepted(job_id=job_id, state=JobState.ACCEPTED, replayed=False)
 
 
@@ -157,37 +194,6 @@ def _replay(existing: tuple[uuid.UUID, str, str], request_hash: str) -> Accepted
     if stored_hash != request_hash:
         raise IdempotencyConflict(job_id)
     return Accepted(job_id=job_id, state=state, replayed=True)
-
-
-def _charge_tenant(cursor, tenant: Tenant, *, byte_size: int, tokens: int, price: int) -> None:
-    """Take one job's share of the tenant's admission budget, or raise TenantLimitExceeded.
-
-    The guarded UPDATE is the check: concurrent accepts serialize on the usage row, so no two
-    of them can both take the last slot. The daily spend counts what was spent today plus the
-    estimated cost of every pending job (reserved tokens at ``price`` micros per 1,000 tokens).
-    """
-    cursor.execute(
-        """
-        UPDATE accounts_tenantusage AS u
-           SET pending_jobs = u.pending_jobs + 1,
-               pending_bytes = u.pending_bytes + %(bytes)s,
-               reserved_tokens = u.reserved_tokens + %(tokens)s,
-               spent_today_micros = CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END,
-               spend_day = current_date
-          FROM accounts_tenant AS t
-         WHERE u.tenant_id = t.id AND t.id = %(tenant)s
-           AND u.pending_jobs + 1 <= t.max_pending_jobs
-           AND u.pending_bytes + %(bytes)s <= t.max_pending_bytes
-           AND u.reserved_tokens + %(tokens)s <= t.max_reserved_tokens
-           AND (CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END)
-               + (u.reserved_tokens + %(tokens)s) * %(price)s / 1000 <= t.daily_spend_limit_micros
-        RETURNING u.pending_jobs
-        """,
-        {"tenant": tenant.pk, "bytes": byte_size, "tokens": tokens, "price": price},
-    )
-    if cursor.fetchone() is not None:
-        return
-    raise _which_limit(cursor, tenant, byte_size=byte_size, tokens=tokens, price=price)
 
 
 def _which_limit(cursor, tenant: Tenant, *, byte_size: int, tokens: int, price: int) -> TenantLimitExceeded:

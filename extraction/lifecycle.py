@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Sequence
 
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -233,7 +234,8 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
 
 # --- execution (EXE-1..3) --------------------------------------------------------------------
 
-# The fair claim (EXE-1, BP-4). One statement, in the claiming transaction:
+# The fair claim (EXE-1, BP-4). One statement, in the claiming transaction (built from the
+# fragments below):
 #
 # 1. ``running``: RUNNING jobs per tenant (the few running rows, by job_running_tenant_idx).
 # 2. ``tenants``: tenants with pending work and below their in-flight cap.
@@ -255,7 +257,7 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
 # however large another tenant's backlog is.
 # The in-flight cap is checked against committed RUNNING rows: claimers racing in the same
 # instant may overshoot it by at most their number.
-_CLAIM_SQL = """
+_ELIGIBLE_TENANTS = """
 WITH running AS (
     SELECT tenant_id, count(*) AS n FROM extraction_jobs WHERE state = 'RUNNING' GROUP BY tenant_id
 ),
@@ -266,6 +268,9 @@ tenants AS (
       LEFT JOIN running r ON r.tenant_id = u.tenant_id
      WHERE u.pending_jobs > 0 AND coalesce(r.n, 0) < t.max_in_flight
 ),
+"""
+
+_FAIR_NEXT = """
 candidates AS (
     SELECT c.id, c.effective_at,
            (tn.running + row_number() OVER (PARTITION BY tn.id ORDER BY c.effective_at, c.id) - 1)::float
@@ -299,6 +304,25 @@ next AS (
      FOR UPDATE OF j SKIP LOCKED
      LIMIT 1
 )
+"""
+
+# When more claimers arrive at once than there are fair candidates, the fair pick finds them
+# all locked; the job is then taken in plain order of availability among the same eligible
+# tenants (caps still apply), so a burst of claimers never comes back empty while work waits.
+_FIFO_NEXT = """
+next AS (
+    SELECT j.id, j.state AS prior_state
+      FROM extraction_jobs j
+      JOIN tenants tn ON tn.id = j.tenant_id
+     WHERE j.state IN ('READY', 'RETRY_SCHEDULED') AND j.available_at <= now()
+       AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
+     ORDER BY j.available_at, j.id
+     FOR UPDATE OF j SKIP LOCKED
+     LIMIT 1
+)
+"""
+
+_TAKE = """
 UPDATE extraction_jobs AS j
    SET state = 'RUNNING', attempt = j.attempt + 1, fence = j.fence + 1,
        lease_owner = %(worker)s, lease_until = now() + make_interval(secs => %(lease)s),
@@ -308,6 +332,18 @@ UPDATE extraction_jobs AS j
 RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
           j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state
 """
+
+_CLAIM_SQL = _ELIGIBLE_TENANTS + _FAIR_NEXT + _TAKE
+_CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE
+
+
+def _prepared_cursor() -> psycopg.Cursor:
+    """A server-side-binding cursor on Django's connection, in its current transaction.
+
+    The claim runs thousands of times per connection and its plan costs several times its
+    execution; a prepared statement (per connection, kept by the pool) plans it once."""
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
 
 
 def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
@@ -319,13 +355,17 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
     model is called only after this short transaction has committed.
     """
     lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
-    policies = list(policies) if policies is not None else list(settings.MODEL_POLICIES)
+    params = {
+        "worker": worker_id, "lease": float(lease), "policies": list(policies or settings.MODEL_POLICIES),
+        "boost": float(settings.INTERACTIVE_PRIORITY_BOOST_SECONDS), "per_tenant": 4, "window": 64,
+    }
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_CLAIM_SQL, {
-            "worker": worker_id, "lease": lease, "policies": policies,
-            "boost": settings.INTERACTIVE_PRIORITY_BOOST_SECONDS, "per_tenant": 4, "window": 64,
-        })
-        row = cursor.fetchone()
+        with _prepared_cursor() as claim_cursor:
+            claim_cursor.execute(_CLAIM_SQL, params, prepare=True)
+            row = claim_cursor.fetchone()
+            if row is None:
+                claim_cursor.execute(_CLAIM_FALLBACK_SQL, params, prepare=True)
+                row = claim_cursor.fetchone()
         if row is None:
             return None
         (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,

@@ -183,17 +183,23 @@ class Denial:
 
 
 _limits_cache: dict[str, tuple[float, PoolLimits]] = {}
+_limits_lock = threading.Lock()
 LIMITS_CACHE_SECONDS = 5.0
 
 
 def pool_limits(name: str) -> PoolLimits:
     """The pool's limits: an admin-edited ProviderPool row wins over settings.PROVIDER_POOLS.
-    Read at most every few seconds per process: limits change rarely, claims are frequent."""
+    Read at most every few seconds per process (limits change rarely, claims are frequent),
+    by one thread at a time, so hundreds of threads do not all reload at the same instant."""
     cached = _limits_cache.get(name)
     if cached is not None and time.monotonic() - cached[0] < LIMITS_CACHE_SECONDS:
         return cached[1]
-    limits = _load_pool_limits(name)
-    _limits_cache[name] = (time.monotonic(), limits)
+    with _limits_lock:
+        cached = _limits_cache.get(name)
+        if cached is not None and time.monotonic() - cached[0] < LIMITS_CACHE_SECONDS:
+            return cached[1]
+        limits = _load_pool_limits(name)
+        _limits_cache[name] = (time.monotonic(), limits)
     return limits
 
 

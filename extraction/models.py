@@ -8,13 +8,28 @@ from __future__ import annotations
 
 import uuid
 
-from django.db import models
+from django.db import connection, models
 from django.db.models import Q
 from django.db.models.functions import Now
 
 from django.conf import settings
 
 from accounts.models import Tenant
+
+
+class DocumentQuerySet(models.QuerySet):
+    def reference(self, *, tenant_id: uuid.UUID, document_id: uuid.UUID) -> "Document | None":
+        """The tenant's document as a job request names it: id, version and size, in one small
+        query (the accept path runs it for every request; the ORM's compilation was a fifth
+        of its CPU). Other columns load on first access."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT version, size FROM documents WHERE tenant_id = %s AND id = %s",
+                           [tenant_id, document_id])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        return Document.from_db(self.db, ["id", "tenant_id", "version", "size"],
+                                [document_id, tenant_id, row[0], row[1]])
 
 
 class Document(models.Model):
@@ -30,6 +45,8 @@ class Document(models.Model):
     storage_name = models.CharField(max_length=255)
     original_filename = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(db_default=Now())
+
+    objects = DocumentQuerySet.as_manager()
 
     class Meta:
         db_table = "documents"

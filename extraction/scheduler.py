@@ -67,8 +67,9 @@ def scheduler_tick(broker: Connection) -> Sweep:
         expired = lifecycle.expire_deadlines()
         recovered = lifecycle.recover_lost_ingress()
         woken = wake_for_eligible_jobs(broker)
-    finally:
-        connection.close()
+    except Exception:
+        connection.close()  # the connection may be broken; the next sweep opens a new one
+        raise
     sweep = Sweep(reaped, expired, recovered, woken)
     if reaped or expired or recovered:
         logger.info("scheduler sweep", extra=sweep.__dict__)

@@ -114,7 +114,7 @@ class ExtractionJobListCreateView(APIView):
         serializer = JobCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        document = Document.objects.filter(tenant=principal.tenant, pk=data["document_id"]).first()
+        document = Document.objects.reference(tenant_id=principal.tenant.pk, document_id=data["document_id"])
         if document is None:
             raise Problem("document_id names no document of this tenant.", slug="unknown-document",
                           title="Unknown document", status_code=422)

@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -89,9 +90,12 @@ class WorkerRuntime:
             claims = list(self._in_flight.values())
         with db_step():
             lost = lifecycle.extend_leases(claims)
+        with self._lock:
+            # A job that finished while the UPDATE ran is no longer RUNNING either: only the
+            # ones still in our hands are really lost.
+            lost = {job_id for job_id in lost if job_id in self._in_flight}
+            self._lost |= lost
         if lost:
-            with self._lock:
-                self._lost |= lost
             for job_id in lost:
                 logger.warning("lease lost: the attempt's result will be discarded",
                                extra={"job_id": str(job_id), "worker_id": self.worker_id})
@@ -118,9 +122,30 @@ def runtime() -> WorkerRuntime:
         return _runtime
 
 
+# Document text never changes once extracted (ACC-4: a document version is immutable), so a
+# process keeps the most recent ones instead of reading them again for every attempt.
+_text_cache: OrderedDict[uuid.UUID, DocumentText] = OrderedDict()
+_text_cache_lock = threading.Lock()
+TEXT_CACHE_SIZE = 256
+
+
 def load_document_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
     """The document's text, extracted on first use and kept, so every attempt and every
     evidence check reads the same page strings. Raises UnreadableDocument."""
+    with _text_cache_lock:
+        cached = _text_cache.get(document_id)
+        if cached is not None:
+            _text_cache.move_to_end(document_id)
+            return cached
+    text = _load_or_extract_text(document_id, ocr_language=ocr_language)
+    with _text_cache_lock:
+        _text_cache[document_id] = text
+        while len(_text_cache) > TEXT_CACHE_SIZE:
+            _text_cache.popitem(last=False)
+    return text
+
+
+def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
     from .text import extract_document_text, embedded_invoice_xml  # heavy imports (OCR, PDF)
 
     with db_step():

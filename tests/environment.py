@@ -6,3 +6,6 @@ import os
 os.environ.setdefault("DJANGO_DEVELOPMENT", "1")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/1")
 os.environ.setdefault("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/3")
+# Revocation tests expect the next request to see it: no per-process token cache by default
+# (tests/accounts/test_tokens.py covers the cache with its own setting).
+os.environ.setdefault("API_TOKEN_CACHE_SECONDS", "0")

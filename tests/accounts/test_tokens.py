@@ -198,3 +198,19 @@ def test_session_user_with_revoked_membership_is_refused(db):
     client = APIClient()
     client.force_login(user)
     assert client.get(JOBS_URL).status_code == 403
+
+
+def test_token_cache_bounds_how_long_a_revoked_token_still_works(tenant_a, settings, django_assert_max_num_queries):
+    import time
+
+    from accounts.authentication import _recent
+
+    settings.API_TOKEN_CACHE_SECONDS = 0.5
+    _recent.clear()
+    assert tenant_a.client.get("/api/v1/extraction-jobs").status_code == 200
+    ApiToken.objects.filter(tenant=tenant_a.tenant).update(revoked_at=timezone.now())
+    with django_assert_max_num_queries(2):  # the list query and its count; no token lookup
+        assert tenant_a.client.get("/api/v1/extraction-jobs").status_code == 200  # inside the window
+    time.sleep(0.6)
+    assert tenant_a.client.get("/api/v1/extraction-jobs").status_code == 401
+    _recent.clear()

@@ -110,3 +110,31 @@ def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
     # The runnable rows are reached through the fair-claim index, never by scanning the table.
     assert "job_fair_claim_idx" in plan
     assert "Seq Scan on extraction_jobs" not in plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_burst_of_concurrent_claimers_all_get_distinct_jobs():
+    import threading
+
+    tenant = _tenant("burst", max_in_flight=1000)
+    _ready_jobs(tenant, 200)
+    barrier = threading.Barrier(24)
+    claimed: list = []
+    lock = threading.Lock()
+
+    def claim():
+        barrier.wait()
+        try:
+            result = claim_next_job(worker_id="w")
+            with lock:
+                claimed.append(result)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim) for _ in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert None not in claimed  # more claimers than fair candidates: nobody comes back empty
+    assert len({c.job_id for c in claimed}) == 24
