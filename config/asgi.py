@@ -11,13 +11,14 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.urls import path, re_path  # noqa: E402
+# After get_asgi_application(): these need the app registry loaded.
+from channels.auth import AuthMiddlewareStack
+from channels.routing import ProtocolTypeRouter, URLRouter
+from channels.security.websocket import AllowedHostsOriginValidator
+from django.urls import path, re_path
 
-from extraction.consumers import JobEventsConsumer  # noqa: E402
-from extraction.sse import JobEventStreamConsumer  # noqa: E402
+from extraction.consumers import JobEventsConsumer
+from extraction.sse import JobEventStreamConsumer
 
 application = ProtocolTypeRouter({
     "http": URLRouter([

@@ -167,9 +167,10 @@ def still_authorized(listener: Listener) -> bool:
     """NTF-2, the pull backstop: is the credential this listener connected with still good,
     for the same tenant? A revoked or moved token, a revoked membership, a deactivated user or
     a logged-out session all answer False. Callers treat an exception as False too."""
-    if listener.token_id is not None:
-        if not ApiToken.objects.active().filter(pk=listener.token_id, tenant_id=listener.tenant_id).exists():
-            return False
+    token_ok = listener.token_id is None or ApiToken.objects.active().filter(
+        pk=listener.token_id, tenant_id=listener.tenant_id).exists()
+    if not token_ok:
+        return False
     if listener.user_id is not None:
         if not get_user_model().objects.filter(pk=listener.user_id, is_active=True).exists():
             return False

@@ -42,15 +42,19 @@ async def notifier_is_listening() -> bool:
     return await asyncio.to_thread(count) > 0
 
 
+def start_notifier(log_path: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": connections["default"].settings_dict["NAME"]}
+    with log_path.open("wb") as log:
+        return subprocess.Popen([sys.executable, "manage.py", "run_notifier", *args], cwd=ROOT, env=env,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
 async def test_notifier_process_forwards_a_commit_within_moments_via_listen(tenant_a, tmp_path):
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(tenant_group(tenant_a.tenant.pk), channel)
-    env = {**os.environ, "DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": connections["default"].settings_dict["NAME"]}
-    log = open(tmp_path / "notifier.log", "wb")
     # A 60 s fallback poll: only the NOTIFY can explain a notice within a second or two.
-    proc = subprocess.Popen([sys.executable, "manage.py", "run_notifier", "--poll", "60"], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = start_notifier(tmp_path / "notifier.log", "--poll", "60")
     try:
         await wait_until(notifier_is_listening, 20, "the notifier to LISTEN")
         job = await database_sync_to_async(accept_job)(tenant_a)
@@ -81,7 +85,7 @@ async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
         while True:  # drain what the first pass re-sent (the accept event)
             try:
                 await asyncio.wait_for(layer.receive(channel), timeout=0.3)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
         async with await psycopg.AsyncConnection.connect(database_conninfo()) as slow, \
                 await psycopg.AsyncConnection.connect(database_conninfo(), autocommit=True) as fast:

@@ -68,7 +68,7 @@ async def test_stream_without_credentials_is_401(tenant_a):
 
 
 async def test_token_in_the_query_string_is_not_accepted(tenant_a):
-    comm, status = await open_stream(headers=[], query=f"token={tenant_a.token}".encode())
+    _, status = await open_stream(headers=[], query=f"token={tenant_a.token}".encode())
     assert status == 401
 
 
@@ -103,7 +103,7 @@ async def test_last_event_id_replays_the_missed_events_then_streams_live(tenant_
 async def test_no_last_event_id_gets_a_snapshot(tenant_a, tenant_b):
     job = await database_sync_to_async(accept_job)(tenant_a)
     await database_sync_to_async(accept_job)(tenant_b)
-    comm, status = await open_stream(headers=[bearer(tenant_a.token)])
+    comm, _ = await open_stream(headers=[bearer(tenant_a.token)])
     events = await read_until(comm, "subscribed")
     assert [(e["event"], e["data"]["job_id"]) for e in events[:-1]] == [("job.snapshot", job)]
     assert events[-1]["data"]["mode"] == "snapshot"
@@ -113,7 +113,7 @@ async def test_no_last_event_id_gets_a_snapshot(tenant_a, tenant_b):
 
 async def test_another_tenants_job_is_404(tenant_a, tenant_b):
     job_b = await database_sync_to_async(accept_job)(tenant_b)
-    comm, status = await open_stream(headers=[bearer(tenant_a.token)], query=f"job_id={job_b}".encode())
+    _, status = await open_stream(headers=[bearer(tenant_a.token)], query=f"job_id={job_b}".encode())
     assert status == 404
 
 
@@ -129,5 +129,5 @@ async def test_revoked_token_ends_the_stream(tenant_a, settings):
     assert last["more_body"] is False
     await comm.wait(timeout=5)  # the consumer ends by itself
 
-    again, status = await open_stream(headers=[bearer(tenant_a.token)])
+    _, status = await open_stream(headers=[bearer(tenant_a.token)])
     assert status == 401

@@ -62,7 +62,7 @@ def event_ids(job_id: str) -> list[int]:
 # --- who may connect ------------------------------------------------------------------------------
 
 async def test_no_credentials_is_refused_with_4401(tenant_a):
-    comm, connected, code = await open_socket()
+    _, connected, code = await open_socket()
     assert (connected, code) == (False, 4401)
 
 
@@ -75,9 +75,9 @@ async def test_foreign_origin_is_refused_even_with_a_valid_session(browser_user)
 
 
 async def test_token_in_the_query_string_is_not_accepted(tenant_a):
-    comm, connected, code = await open_socket(path=f"/ws/jobs/?token={tenant_a.token}")
+    _, connected, code = await open_socket(path=f"/ws/jobs/?token={tenant_a.token}")
     assert (connected, code) == (False, 4401)
-    comm, connected, code = await open_socket(path=f"/ws/jobs/?token=token.{tenant_a.token}",
+    _, connected, code = await open_socket(path=f"/ws/jobs/?token=token.{tenant_a.token}",
                                               subprotocols=["jobs.v1"])
     assert (connected, code) == (False, 4401)
 
@@ -89,14 +89,14 @@ async def test_token_subprotocol_is_accepted_and_only_jobs_v1_is_echoed(tenant_a
 
 
 async def test_unknown_token_is_refused(tenant_a):
-    comm, connected, code = await open_socket(subprotocols=token_protocols("dx_nope_nope"))
+    _, connected, code = await open_socket(subprotocols=token_protocols("dx_nope_nope"))
     assert (connected, code) == (False, 4401)
 
 
 async def test_session_cookie_authenticates_a_member(browser_user):
     comm, connected, _ = await open_socket(headers=[browser_user.cookie])
     assert connected is True
-    frames, subscribed = await subscribe(comm)
+    _, subscribed = await subscribe(comm)
     assert subscribed["mode"] == "snapshot"
     await comm.disconnect()
 
@@ -109,7 +109,7 @@ async def test_ticket_opens_one_socket_only(tenant_a):
     comm, connected, subprotocol = await open_socket(subprotocols=body["subprotocols"])
     assert (connected, subprotocol) == (True, "jobs.v1")
     await comm.disconnect()
-    again, connected, code = await open_socket(subprotocols=body["subprotocols"])
+    _, connected, code = await open_socket(subprotocols=body["subprotocols"])
     assert (connected, code) == (False, 4401)
 
 
@@ -185,7 +185,7 @@ async def test_committed_transition_reaches_the_subscriber_through_the_notifier(
     try:
         await notifier.forward_new_events()  # start position (re-sends the last seconds)
         comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
-        _, subscribed = await subscribe(comm, job_id=job)
+        await subscribe(comm, job_id=job)
         await sync_to_async(take_in)(job)
         assert await notifier.forward_new_events() == 1
         frame = await comm.receive_json_from(timeout=5)
