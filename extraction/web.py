@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import split_domain_port
 from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -94,5 +95,13 @@ def job_page(request: HttpRequest, job_id) -> HttpResponse:
         "job": job,
         "membership": membership,
         "reviewer": role_at_least(membership.role, Role.REVIEWER),
-        "review_url": f"/admin/extraction/extractionjob/{job.pk}/change/",
+        "review_url": _review_url(job),
     })
+
+
+def _review_url(job: ExtractionJob) -> str:
+    """The admin's review screen for the job (its change page where no review screen exists)."""
+    try:
+        return reverse("admin:extraction_review_job", args=[job.pk])
+    except NoReverseMatch:
+        return reverse("admin:extraction_extractionjob_change", args=[job.pk])

@@ -314,3 +314,14 @@ async def test_a_revoked_socket_gets_no_more_notices(tenant_a, settings):
     output = await comm.receive_output(timeout=3)
     assert output == {"type": "websocket.close", "code": 4403}
     await comm.disconnect()
+
+
+async def test_a_reauthorization_that_errors_closes_the_socket(browser_user, settings):
+    """Fail closed: when the re-check cannot run (here the session store cannot even be
+    loaded), the socket closes as if the check had said no."""
+    settings.NOTIFY_REAUTH_SECONDS = 1
+    comm, _, _ = await open_socket(headers=[browser_user.cookie])
+    await subscribe(comm)
+    settings.SESSION_ENGINE = "no.such.session.engine"
+    assert await expect_close(comm, timeout=3) == 4403
+    await comm.disconnect()
