@@ -257,6 +257,8 @@ CELERY_TASK_DEFAULT_QUEUE = "ingress"
 CELERY_TASK_ROUTES = {
     "extraction.ingest_requested": {"queue": "ingress", "routing_key": "ingress"},
     "extraction.run_slot": {"queue": "llm", "routing_key": "llm"},
+    "delivery.fan_out_event": {"queue": "delivery", "routing_key": "delivery"},
+    "delivery.dispatch": {"queue": "delivery", "routing_key": "delivery"},
 }
 CELERY_TASK_ACKS_LATE = True  # ack after the work committed
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # bounded by x-delivery-limit + DLX
@@ -343,6 +345,10 @@ WEBHOOK_SECRET_ROTATION_WINDOW_SECONDS = env_int("WEBHOOK_SECRET_ROTATION_WINDOW
 WEBHOOK_CIRCUIT_FAILURES = env_int("WEBHOOK_CIRCUIT_FAILURES", 10)
 WEBHOOK_CIRCUIT_OPEN_SECONDS = float(env("WEBHOOK_CIRCUIT_OPEN_SECONDS", "60") or 60)
 WEBHOOK_AUTO_DISABLE_DAYS = float(env("WEBHOOK_AUTO_DISABLE_DAYS", "5") or 5)
+# Key for the endpoint signing secrets at rest; derived from SECRET_KEY when unset (then
+# rotating SECRET_KEY makes stored secrets unreadable: set this in production).
+WEBHOOK_SECRETS_KEY = env("WEBHOOK_SECRETS_KEY", "")
+WEBHOOK_ALLOWED_PORTS = (443, 8443)
 
 # --- Live notifications (Channels over Redis) ---------------------------------------------------
 CHANNEL_LAYERS = {

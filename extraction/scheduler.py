@@ -14,6 +14,7 @@ from django.db import connection
 from kombu import Connection
 
 from config.topology import LLM, queue_depth
+from delivery.dispatch import schedule_due_deliveries
 
 from . import lifecycle, limiter
 
@@ -61,12 +62,15 @@ def scheduler_tick(broker: Connection) -> Sweep:
     2. Fail waiting jobs past their deadline (with a dead-letter event).
     3. Make ACCEPTED jobs READY whose ingress message never arrived.
     4. Wake workers for eligible jobs not covered by wake messages already queued.
+    5. Hint the delivery workers about due webhook deliveries.
     """
     try:
         reaped = lifecycle.reap_expired_leases()
         expired = lifecycle.expire_deadlines()
         recovered = lifecycle.recover_lost_ingress()
         woken = wake_for_eligible_jobs(broker)
+        # DLV-1: webhook deliveries are driven by their rows too (reap their leases, hint due ones).
+        schedule_due_deliveries(broker)
     except Exception:
         connection.close()  # the connection may be broken; the next sweep opens a new one
         raise
