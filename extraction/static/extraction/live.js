@@ -11,11 +11,15 @@
  *    state_version (notices repeat and cross each other).
  * 4. Socket down: reconnect with exponential backoff and full jitter; meanwhile poll the
  *    REST API, also with backoff and jitter (1 s doubling to 30 s, back to 1 s after a change).
+ * 5. Socket up: still re-read everything about once a minute (jittered). The channel layer
+ *    may drop a notice under load, and a dropped notice is otherwise noticed only at the
+ *    job's next one.
  */
 (function () {
   "use strict";
 
   const SUBPROTOCOL = "jobs.v1";
+  const LIVE_RESYNC_MS = 60000;
 
   function csrfToken() {
     const input = document.querySelector("input[name=csrfmiddlewaretoken]");
@@ -82,6 +86,7 @@
       this.pollAttempt = 0;
       this.pollTimer = null;
       this.reconnectTimer = null;
+      this.resyncTimer = null;
       this.stopped = false;
     }
 
@@ -91,6 +96,7 @@
       this.stopped = true;
       clearTimeout(this.pollTimer);
       clearTimeout(this.reconnectTimer);
+      clearTimeout(this.resyncTimer);
       if (this.socket) this.socket.close();
     }
 
@@ -121,6 +127,7 @@
       socket.onclose = (event) => {
         if (this.socket !== socket) return;
         this.socket = null;
+        clearTimeout(this.resyncTimer);
         if (event.code === 4403) {
           // Authorization revoked: stop listening; the REST calls will say why.
           this.onMode("polling");
@@ -141,6 +148,7 @@
         // Anything that committed while we were away and is not in the replay (see
         // catch_up's note on commit order) is picked up by one REST re-read.
         this.onResync();
+        this.scheduleLiveResync();
         return;
       }
       if (frame.type === "job.changed" || frame.type === "job.snapshot") {
@@ -172,6 +180,14 @@
         this.pollAttempt = changed ? 0 : this.pollAttempt + 1;
         this.schedulePoll();
       }, wait);
+    }
+
+    scheduleLiveResync() {
+      clearTimeout(this.resyncTimer);
+      this.resyncTimer = setTimeout(() => {
+        this.onResync();
+        this.scheduleLiveResync();
+      }, LIVE_RESYNC_MS * (0.8 + 0.4 * Math.random()));
     }
 
     stopPolling() {
