@@ -354,12 +354,27 @@ WEBHOOK_ALLOWED_PORTS = (443, 8443)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2")], "capacity": 1000, "expiry": 60},
+        "CONFIG": {
+            # redis-py 8 times reads out after 5 s, the same as channels-redis's blocking read:
+            # every idle socket's consumer crashed and daphne closed it. Its pool also refuses
+            # more than 100 connections at once.
+            "hosts": [{"address": env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"),
+                       "socket_timeout": 15, "max_connections": 1000}],
+            "capacity": 1000,
+            "expiry": 60,
+        },
     }
 }
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
 NOTIFY_REAUTH_SECONDS = float(env("NOTIFY_REAUTH_SECONDS", "5") or 5)
 NOTIFY_REPLAY_LIMIT = env_int("NOTIFY_REPLAY_LIMIT", 500)
+NOTIFY_SNAPSHOT_LIMIT = env_int("NOTIFY_SNAPSHOT_LIMIT", 500)
+# The socket browsers open: "" = ws(s)://<page host>:NOTIFY_WS_PORT/ws/jobs/ (the ws process's port).
+NOTIFY_WS_URL = env("NOTIFY_WS_URL", "")
+NOTIFY_WS_PORT = env_int("WS_PORT", 8001)
+NOTIFY_TICKET_SECONDS = 30
+NOTIFY_POLL_SECONDS = 1.0  # the notifier's fallback poll when no NOTIFY arrives
+NOTIFY_REVOCATION_POLL_SECONDS = 1.0
 
 # /metrics (Prometheus text format) answers loopback clients, or anyone with this bearer token.
 METRICS_TOKEN = env("METRICS_TOKEN", "")

@@ -327,9 +327,6 @@ async def test_a_reauthorization_that_errors_closes_the_socket(browser_user, set
     await comm.disconnect()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "CHANNEL_LAYERS needs a Redis socket_timeout above channels_redis's 5 s BZPOPMIN (redis-py 8 "
-    "defaults to 5 s, so an idle consumer's read times out and daphne drops the socket with 1011)"))
 async def test_an_idle_socket_stays_open(tenant_a):
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     await subscribe(comm)
