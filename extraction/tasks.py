@@ -7,59 +7,28 @@ from PostgreSQL, so a lost wake loses no job — the scheduler sends another.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
-import uuid
 
 from celery import shared_task
-from celery.exceptions import Reject
 from celery.signals import worker_shutting_down
-from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from . import lifecycle, worker
 from .acceptance import REQUESTED_EVENT
 from .faults import fault_point
+from .messages import durable_step, outbox_event, reject_to_dead_letters
 
 logger = logging.getLogger("extraction.ingress")
-
-SUPPORTED_EVENT_VERSIONS = {1}
-
-
-def _reject(reason: str, event: object) -> Reject:
-    logger.error("message rejected to the dead-letter queue", extra={"reason": reason, "event": repr(event)[:500]})
-    return Reject(reason, requeue=False)
-
 
 @shared_task(name="extraction.ingest_requested", bind=True, acks_late=True, ignore_result=True)
 def ingest_requested(self, event: dict) -> str:
     """BRK-2: inbox row + READY in one transaction, commit, then (on return) ack."""
-    if not isinstance(event, dict) or event.get("event_type") != REQUESTED_EVENT:
-        raise _reject("not an extraction.requested event", event)
-    payload = event.get("payload")
-    try:
-        event_id = uuid.UUID(str(event.get("event_id")))
-        if not isinstance(payload, dict) or payload.get("event_version") not in SUPPORTED_EVENT_VERSIONS:
-            raise ValueError("unknown event version")
-        uuid.UUID(str(payload.get("job_id")))
-    except (ValueError, TypeError) as exc:
-        raise _reject(f"malformed event: {exc}", event) from exc
-    if str(event_id) != str(self.request.id):
-        raise _reject("task id differs from event id", event)
-    try:
-        outcome = lifecycle.take_in_requested_event(event_id=event_id, payload=payload)
-    except (OperationalError, InterfaceError) as exc:
-        # Transient (DB restarting): back off here, then requeue; the delivery limit bounds it.
-        connection.close()
-        time.sleep(random.uniform(1, 5))
-        raise Reject(f"database unavailable: {exc}", requeue=True) from exc
-    except DatabaseError as exc:
-        raise _reject(f"database refused the event: {exc}", event) from exc
-    finally:
-        connection.close()
+    event_id, payload = outbox_event(logger, self.request.id, event, event_types={REQUESTED_EVENT})
+    outcome = durable_step(logger, event, lambda: lifecycle.take_in_requested_event(event_id=event_id,
+                                                                                  payload=payload))
     fault_point("ingress_after_commit")
     if outcome == "unknown_job":
-        raise _reject("no such job", event)
+        raise reject_to_dead_letters(logger, "no such job", event)
     if outcome == "taken_in" and _wake_due():
         wake_workers(1)
     return outcome

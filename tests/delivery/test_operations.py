@@ -90,7 +90,7 @@ def test_fan_out_task_refuses_malformed_and_unknown_events(tenant):
     event_id = str(uuid.uuid4())
     task.push_request(id=event_id)
     try:
-        with pytest.raises(Reject, match="not a webhook event"):
+        with pytest.raises(Reject, match="unexpected event type"):
             task.run({"event_type": "extraction.requested.v1"})
         unknown = {"event_id": event_id, "event_type": "extraction.completed.v1",
                    "payload": {"job_id": str(uuid.uuid4()), "event_version": 1, "state_version": 4}}

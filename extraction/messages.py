@@ -1,0 +1,64 @@
+"""Consuming outbox events from the broker: the envelope check and the durable step that
+every consumer of an outbox event shares (ingress, delivery fan-out).
+
+The message is never the authority: it carries an event id, a type and a job id, and the
+consumer reloads everything else from PostgreSQL (OUT-3).
+"""
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from typing import Any, Callable, Collection, TypeVar
+
+from celery.exceptions import Reject
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
+
+SUPPORTED_EVENT_VERSIONS = {1}
+T = TypeVar("T")
+
+
+def reject_to_dead_letters(logger: logging.Logger, reason: str, message: object) -> Reject:
+    """A message that can never succeed: rejected without requeue, so the queue's dead-letter
+    exchange keeps it for inspection instead of a crash loop."""
+    logger.error("message rejected to the dead-letter queue", extra={"reason": reason, "event": repr(message)[:500]})
+    return Reject(reason, requeue=False)
+
+
+def outbox_event(logger: logging.Logger, task_id: str, event: Any, *,
+                 event_types: Collection[str]) -> tuple[uuid.UUID, dict[str, Any]]:
+    """The (event id, payload) of a well-formed outbox event message, or a Reject: an unknown
+    type or version, a malformed id, or a task id other than the event id (the id is the
+    message id at every hop)."""
+    if not isinstance(event, dict) or event.get("event_type") not in event_types:
+        raise reject_to_dead_letters(logger, "unexpected event type", event)
+    payload = event.get("payload")
+    try:
+        event_id = uuid.UUID(str(event.get("event_id")))
+        if not isinstance(payload, dict) or payload.get("event_version") not in SUPPORTED_EVENT_VERSIONS:
+            raise ValueError("unknown event version")
+        uuid.UUID(str(payload.get("job_id")))
+    except (ValueError, TypeError) as exc:
+        raise reject_to_dead_letters(logger, f"malformed event: {exc}", event) from exc
+    if str(event_id) != str(task_id):
+        raise reject_to_dead_letters(logger, "task id differs from event id", event)
+    return event_id, payload
+
+
+def durable_step(logger: logging.Logger, message: object, step: Callable[[], T]) -> T:
+    """Run the step that moves a message's responsibility into PostgreSQL, before the ack.
+
+    A transient database failure (restart, lost connection) backs off here, then requeues —
+    the queue's delivery limit bounds the retries; a permanent refusal dead-letters the message.
+    """
+    try:
+        return step()
+    except (OperationalError, InterfaceError) as exc:
+        connection.close()
+        time.sleep(random.uniform(1, 5))
+        raise Reject(f"database unavailable: {exc}", requeue=True) from exc
+    except DatabaseError as exc:
+        raise reject_to_dead_letters(logger, f"database refused the event: {exc}", message) from exc
+    finally:
+        connection.close()
