@@ -354,15 +354,11 @@ WEBHOOK_ALLOWED_PORTS = (443, 8443)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {
-            # redis-py 8 times reads out after 5 s, the same as channels-redis's blocking read:
-            # every idle socket's consumer crashed and daphne closed it. Its pool also refuses
-            # more than 100 connections at once.
-            "hosts": [{"address": env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"),
-                       "socket_timeout": 15, "max_connections": 1000}],
-            "capacity": 1000,
-            "expiry": 60,
-        },
+        # Known gap: redis-py 8 reads time out after 5 s, exactly channels-redis's blocking
+        # receive, so a WebSocket idle for ~5 s is closed (1011) and the browser reconnects
+        # with its cursor (replay, no notice lost). Raising the socket timeout keeps idle sockets
+        # open but made cancelled receives outlive their consumers; not solved yet.
+        "CONFIG": {"hosts": [env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2")], "capacity": 1000, "expiry": 60},
     }
 }
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
