@@ -128,7 +128,10 @@ def _job_metrics(cursor) -> list[Metric]:
 
 def _jobs_by_state(cursor) -> dict[str, float]:
     counts = {state: 0.0 for state in JobState.values}
-    if _planner_rows(cursor, "SELECT 1 FROM extraction_jobs", []) <= EXACT_COUNT_CAP:
+    # Small or large is decided by a bounded scan, not by the planner's row estimate, which can
+    # be stale (a table emptied since its last ANALYZE still "has" its old rows).
+    cursor.execute("SELECT count(*) FROM (SELECT 1 FROM extraction_jobs LIMIT %s) AS bounded", [EXACT_COUNT_CAP + 1])
+    if int(cursor.fetchone()[0]) <= EXACT_COUNT_CAP:
         cursor.execute("SELECT state, count(*) FROM extraction_jobs GROUP BY state")
         counts.update({state: float(n) for state, n in cursor.fetchall()})
         return counts

@@ -7,8 +7,6 @@ from PostgreSQL, so a lost wake loses no job — the scheduler sends another.
 from __future__ import annotations
 
 import logging
-import threading
-import time
 
 from celery import shared_task
 from celery.signals import worker_shutting_down
@@ -29,27 +27,9 @@ def ingest_requested(self, event: dict) -> str:
     fault_point("ingress_after_commit")
     if outcome == "unknown_job":
         raise reject_to_dead_letters(logger, "no such job", event)
-    if outcome == "taken_in" and _wake_due():
+    if outcome == "taken_in":
         wake_workers(1)
     return outcome
-
-
-_last_wake = 0.0
-_wake_lock = threading.Lock()
-WAKE_COALESCE_SECONDS = 0.01
-
-
-def _wake_due() -> bool:
-    """One wake-up per burst, not per job: a woken slot drains every eligible job, and the
-    scheduler adds wake-ups for whatever is left each sweep. Confirmed publishes were a third
-    of the ingress CPU when every job sent its own."""
-    global _last_wake
-    now = time.monotonic()
-    with _wake_lock:
-        if now - _last_wake < WAKE_COALESCE_SECONDS:
-            return False
-        _last_wake = now
-        return True
 
 
 def wake_workers(count: int) -> int:
