@@ -66,8 +66,8 @@ class JobState(models.TextChoices):
 
 
 RUNNABLE_STATES = (JobState.READY, JobState.RETRY_SCHEDULED)
-TERMINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED_TERMINAL)
-# REVIEW_REQUIRED is not terminal: a reviewer still decides. It does not hold capacity either.
+# Jobs that hold a share of the tenant's admission budget. REVIEW_REQUIRED is not terminal (a
+# reviewer still decides) but holds no capacity either.
 PENDING_STATES = (JobState.ACCEPTED, JobState.READY, JobState.RUNNING, JobState.RETRY_SCHEDULED)
 
 
@@ -146,10 +146,6 @@ class ExtractionJob(models.Model):
             # The tenant's job list, newest first.
             models.Index(fields=["tenant", "-created_at"], name="job_tenant_created_idx"),
         ]
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.state in TERMINAL_STATES
 
 
 class JobEvent(models.Model):

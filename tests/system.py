@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from django.conf import settings
 from django.db import connection
 from kombu import Connection
 
@@ -163,7 +162,3 @@ def all_terminal(job_ids: list[str]) -> bool:
     states = job_states(job_ids)
     return len(states) == len(job_ids) and all(
         s in ("SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED") for s in states.values())
-
-
-def settings_media_root() -> Path:
-    return Path(settings.MEDIA_ROOT)

@@ -54,9 +54,3 @@ def provider_for_policy(policy_name: str) -> PoolBinding:
         if binding is None:
             binding = _bindings[pool_name] = _build(pool_name)
     return binding
-
-
-def reset_provider_cache() -> None:
-    """Forget built providers (tests that change PROVIDER_POOLS call this)."""
-    with _lock:
-        _bindings.clear()
