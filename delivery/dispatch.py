@@ -15,7 +15,7 @@ Outcomes of one attempt:
   address the egress rule refuses): retried with full-jitter exponential backoff until the
   delivery's attempt budget is spent, then FAILED.
 Counted failures open the endpoint's circuit after ``WEBHOOK_CIRCUIT_FAILURES`` in a row;
-after ``WEBHOOK_CIRCUIT_OPEN_SECONDS`` (doubling per failed probe) one delivery probes
+after ``WEBHOOK_CIRCUIT_OPEN_SECONDS`` (doubling per failed probe) the longest-waiting delivery probes
 (half-open). An endpoint failing for ``WEBHOOK_AUTO_DISABLE_DAYS`` is disabled.
 """
 from __future__ import annotations
@@ -223,14 +223,14 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
 
     1. Lock the row if PENDING and due (SKIP LOCKED: a duplicate hint walks away).
     2. Gate on the endpoint: active (a verification delivery: any status), not throttled by a
-       429, circuit closed — or open past its time, where ONE claimer wins the half-open probe
-       by a guarded update. Otherwise push ``next_attempt_at`` to when it may go.
+       429, circuit closed — or open past its time, where the endpoint's longest-waiting
+       delivery takes the half-open probe by a guarded update. Otherwise "held", due as before.
     3. PENDING → SENDING with attempts+1 (the fence) and a lease; an attempt row in flight.
     """
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT d.attempts, d.max_attempts, d.is_verification, ev.body, d.tenant_id,
+            SELECT d.attempts, d.max_attempts, d.is_verification, ev.body, d.tenant_id, d.next_attempt_at,
                    e.id, e.url, e.status, e.circuit_state, e.circuit_open_until, e.retry_not_before, now()
               FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
               JOIN webhook_events ev ON ev.event_id = d.event_id
@@ -242,33 +242,15 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
         row = cursor.fetchone()
         if row is None:
             return "not_due"
-        (attempts, max_attempts, is_verification, body_text, tenant_id, endpoint_id, url, status, circuit,
-         open_until, not_before, now) = row
+        (attempts, max_attempts, is_verification, body_text, tenant_id, due_at, endpoint_id, url, status,
+         circuit, open_until, not_before, now) = row
         if status != EndpointStatus.ACTIVE and not is_verification:
             return "endpoint_not_active"
-        hold_until = None
-        if not_before is not None and not_before > now:
-            hold_until = not_before
-        elif circuit != "closed":
-            if open_until is not None and open_until > now:
-                hold_until = open_until
-            else:
-                cursor.execute(
-                    """
-                    UPDATE webhook_endpoints
-                       SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => %s)
-                     WHERE id = %s AND circuit_state = %s AND circuit_open_until IS NOT DISTINCT FROM %s
-                    """,
-                    [lease_seconds(), endpoint_id, circuit, open_until],
-                )
-                if cursor.rowcount == 0:  # another delivery took the probe
-                    hold_until = now
-        if hold_until is not None:
-            cursor.execute(
-                "UPDATE webhook_deliveries SET next_attempt_at = greatest(%s, now()) + make_interval(secs => %s), "
-                "hinted_at = NULL, updated_at = now() WHERE id = %s AND state = 'pending'",
-                [hold_until, random.uniform(0, 1), delivery_id],
-            )
+        if _held(cursor, delivery_id, endpoint_id, due_at, circuit, open_until, not_before, now):
+            # Its due time stays: the scheduler hints no delivery of a held endpoint, and when the
+            # endpoint may go again, the longest-waiting delivery is first in line.
+            cursor.execute("UPDATE webhook_deliveries SET hinted_at = NULL, updated_at = now() "
+                           "WHERE id = %s AND state = 'pending'", [delivery_id])
             return "held"
         if attempts >= max_attempts:
             cursor.execute("UPDATE webhook_deliveries SET state = 'failed', updated_at = now() "
@@ -295,6 +277,39 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
                            endpoint_id=endpoint_id, tenant_id=tenant_id, url=url, endpoint_status=status,
                            is_verification=is_verification, body=body_text.encode(), keys=keys,
                            timestamp=int(now.timestamp()))
+
+
+def _held(cursor, delivery_id: uuid.UUID, endpoint_id: uuid.UUID, due_at: datetime, circuit: str,
+          open_until: datetime | None, not_before: datetime | None, now: datetime) -> bool:
+    """Whether the endpoint keeps this delivery waiting: throttled by a 429, circuit open (or
+    half-open with another probe out), or past its opening with an older delivery waiting —
+    the half-open probe goes to the endpoint's longest-waiting delivery, so while a receiver
+    stays down every delivery is tried in turn, not whichever hint raced in first. Otherwise
+    this delivery takes the probe by a guarded update."""
+    if not_before is not None and not_before > now:
+        return True
+    if circuit == "closed":
+        return False
+    if open_until is not None and open_until > now:
+        return True
+    cursor.execute(
+        """
+        SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+                        WHERE endpoint_id = %s AND state = 'pending' AND (next_attempt_at, id) < (%s, %s))
+        """,
+        [endpoint_id, due_at, delivery_id],
+    )
+    if cursor.fetchone()[0]:
+        return True
+    cursor.execute(
+        """
+        UPDATE webhook_endpoints
+           SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => %s)
+         WHERE id = %s AND circuit_state = %s AND circuit_open_until IS NOT DISTINCT FROM %s
+        """,
+        [lease_seconds(), endpoint_id, circuit, open_until],
+    )
+    return cursor.rowcount == 0  # another delivery took the probe
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,9 @@ class Delivery(models.Model):
             # stay out of it, so the scheduler's marks are HOT updates.
             models.Index(fields=["next_attempt_at"], name="delivery_due_idx",
                          condition=Q(state=DeliveryState.PENDING)),
+            # claim_delivery: the half-open probe goes to the endpoint's longest-waiting delivery.
+            models.Index(fields=["endpoint", "next_attempt_at"], name="delivery_endpoint_due_idx",
+                         condition=Q(state=DeliveryState.PENDING)),
             # reap_expired_delivery_leases (called by schedule_due_deliveries): the few SENDING rows.
             models.Index(fields=["lease_until"], name="delivery_sending_idx",
                          condition=Q(state=DeliveryState.SENDING)),

@@ -172,8 +172,7 @@ def test_circuit_opens_after_consecutive_failures_then_one_probe_closes_it(tenan
     sent = len(scripted_erp.received)
 
     time.sleep(1.1)
-    _make_due(deliveries[2].pk)
-    claim = dispatch.claim_delivery(deliveries[2].pk)  # the half-open probe
+    claim = dispatch.claim_delivery(deliveries[2].pk)  # the half-open probe: the longest waiting
     assert not isinstance(claim, str)
     endpoint.refresh_from_db()
     assert endpoint.circuit_state == "half_open"
@@ -184,6 +183,31 @@ def test_circuit_opens_after_consecutive_failures_then_one_probe_closes_it(tenan
     endpoint.refresh_from_db()
     assert (endpoint.circuit_state, endpoint.consecutive_failures) == ("closed", 0)
     assert len(scripted_erp.received) == sent + 1
+
+
+def test_half_open_probes_go_to_the_longest_waiting_delivery(tenant, scripted_erp, loopback, settings):
+    """While the receiver stays down, each half-open probe is the endpoint's longest-waiting
+    delivery — whichever hint races in first — so every delivery is tried in turn and none
+    probes forever while others starve."""
+    settings.WEBHOOK_CIRCUIT_FAILURES = 1
+    settings.WEBHOOK_CIRCUIT_OPEN_SECONDS = 0.2
+    settings.WEBHOOK_RETRY_CAP_SECONDS = 0.2
+    active_endpoint(tenant, scripted_erp.url)
+    deliveries = [_fan_out(completed_job(tenant)[1]) for _ in range(3)]
+    scripted_erp.default = (503, {}, b"")  # down until the test ends
+    assert dispatch.deliver(deliveries[0].pk) == "pending"  # the circuit opens
+
+    probes = []
+    deadline = time.monotonic() + 15
+    while len(probes) < 4 and time.monotonic() < deadline:
+        # Every due hint is handled, newest first: the race the probe rule must not be decided by.
+        for delivery_id in reversed(dispatch.take_due_deliveries(limit=10)):
+            outcome = dispatch.deliver(delivery_id)
+            if outcome != "held":
+                assert outcome == "pending"
+                probes.append(delivery_id)
+        time.sleep(0.05)
+    assert probes == [deliveries[1].pk, deliveries[2].pk, deliveries[0].pk, deliveries[1].pk]
 
 
 def test_rotation_signs_with_both_secrets_and_either_verifies(tenant, scripted_erp, loopback):
