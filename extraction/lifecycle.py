@@ -50,6 +50,7 @@ class Claim:
     fence: int
     deadline_at: datetime
     worker_id: str
+    more_eligible: bool = True  # another job was eligible when this one was claimed
 
     def log_extra(self) -> dict[str, Any]:
         return {"job_id": str(self.job_id), "attempt": self.attempt, "fence": self.fence, "worker_id": self.worker_id}
@@ -336,11 +337,13 @@ UPDATE extraction_jobs AS j
   FROM next
  WHERE j.id = next.id
 RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state
+          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, {more}
 """
 
-_CLAIM_SQL = _ELIGIBLE_TENANTS + _FAIR_NEXT + _TAKE
-_CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE
+# "more": whether another job was eligible at the claim, so a slot that took the last one
+# stops after it instead of paying an empty claim (new jobs bring their own wake-ups).
+_CLAIM_SQL = _ELIGIBLE_TENANTS + _FAIR_NEXT + _TAKE.format(more="(SELECT count(*) FROM candidates) > 1")
+_CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE.format(more="true")
 
 
 def _prepared_cursor() -> psycopg.Cursor:
@@ -375,7 +378,7 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
         if row is None:
             return None
         (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
-         deadline_at, state_version, prior_state) = row
+         deadline_at, state_version, prior_state, more_eligible) = row
         cursor.execute(
             """
             INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
@@ -395,7 +398,7 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
         options = json.loads(options)
     return Claim(job_id=job_id, tenant_id=tenant_id, document_id=document_id, schema=schema,
                  model_policy=model_policy, options=options, attempt=attempt, max_attempts=max_attempts,
-                 fence=fence, deadline_at=deadline_at, worker_id=worker_id)
+                 fence=fence, deadline_at=deadline_at, worker_id=worker_id, more_eligible=more_eligible)
 
 
 def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None) -> set[uuid.UUID]:
@@ -433,7 +436,7 @@ def complete_job(
     lease. False = stale completion: discarded, and recorded in the attempt ledger."""
     to_state = JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED
     event = REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         _end_attempt(cursor, claim.job_id, claim.fence, report)  # first: the spend counts this attempt
         moved = _transition(
             cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=to_state,

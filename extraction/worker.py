@@ -258,9 +258,11 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
                                   provider_request_id=response.provider_request_id)
             return _after_provider_error(claim, error, provider.name, response=response)
 
-        with db_step():
+        with db_step(), transaction.atomic():
             # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
             # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
+            # One transaction for the policy's reads and the completion: no locks are taken
+            # before the completion's guarded UPDATE, which comes last.
             tenant = Tenant.objects.get(pk=claim.tenant_id)
             verdict = validate_extraction(invoice=invoice, document=document, tenant=tenant)
             completed = lifecycle.complete_job(
@@ -334,7 +336,7 @@ def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = Non
             break
         ran += 1
         try:
-            if execute_attempt(claim, rt) == "deferred":
+            if execute_attempt(claim, rt) == "deferred" or not claim.more_eligible:
                 break
         except Exception:  # noqa: BLE001 - a bug in one attempt must not kill the slot
             logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())

@@ -177,3 +177,27 @@ def test_daily_spend_counts_reported_usage_not_the_reservation(tenant, settings)
     assert usage.spent_today_micros == 1500 * 2000 // 1000  # CAP-4: 1,500 tokens used, 6,000 were reserved
     assert (usage.pending_jobs, usage.reserved_tokens) == (0, 0)
     assert Attempt.objects.get(job_id=job_id).input_tokens == 1000
+
+
+def test_a_claim_says_whether_another_job_was_eligible(tenant):
+    """A slot that takes the last eligible job stops after it instead of paying an empty claim."""
+    _ready_job(tenant)
+    _ready_job(tenant)
+    first = lifecycle.claim_next_job(worker_id="w")
+    last = lifecycle.claim_next_job(worker_id="w")
+    assert (first.more_eligible, last.more_eligible) == (True, False)
+    assert lifecycle.claim_next_job(worker_id="w") is None
+
+
+def test_the_next_claim_marks_the_confirmed_rows_and_never_takes_them_again(tenant):
+    from extraction.relay import claim_unpublished
+
+    submit(tenant)
+    first = claim_unpublished(batch_size=10, claim_seconds=0)  # a claim that has already lapsed
+    assert len(first) == 1
+    submit(tenant)
+    second = claim_unpublished(batch_size=10, claim_seconds=30, confirmed=[first[0].event_id])
+    assert [row.event_id for row in second] != [first[0].event_id] and len(second) == 1
+    published = dict(OutboxEvent.objects.values_list("event_id", "published_at"))
+    assert published[first[0].event_id] is not None and published[second[0].event_id] is None
+    assert claim_unpublished(batch_size=10, claim_seconds=30, confirmed=[]) == []
