@@ -354,10 +354,11 @@ WEBHOOK_ALLOWED_PORTS = (443, 8443)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        # Known gap: redis-py 8 reads time out after 5 s, exactly channels-redis's blocking
-        # receive, so a WebSocket idle for ~5 s is closed (1011) and the browser reconnects
-        # with its cursor (replay, no notice lost). Raising the socket timeout keeps idle sockets
-        # open but made cancelled receives outlive their consumers; not solved yet.
+        # No socket timeout on these connections (redis-py 7.x default; pinned in
+        # requirements.txt): a consumer's receive blocks in BZPOPMIN for 5 s at a time, and a
+        # client-side read timeout at or under that closes idle WebSockets (1011). Any socket
+        # timeout also makes redis-py wrap writes in asyncio.wait_for, which on Python 3.11 can
+        # swallow a consumer's cancellation and leave its receive looping for ever.
         "CONFIG": {"hosts": [env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2")], "capacity": 1000, "expiry": 60},
     }
 }
