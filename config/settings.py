@@ -354,12 +354,14 @@ WEBHOOK_ALLOWED_PORTS = (443, 8443)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        # No socket timeout on these connections (redis-py 7.x default; pinned in
-        # requirements.txt): a consumer's receive blocks in BZPOPMIN for 5 s at a time, and a
-        # client-side read timeout at or under that closes idle WebSockets (1011). Any socket
-        # timeout also makes redis-py wrap writes in asyncio.wait_for, which on Python 3.11 can
-        # swallow a consumer's cancellation and leave its receive looping for ever.
-        "CONFIG": {"hosts": [env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2")], "capacity": 1000, "expiry": 60},
+        # No socket timeout on these connections (said here, not left to redis-py's default,
+        # which 8.x changed to 5 s): a consumer's receive blocks in BZPOPMIN for 5 s at a time,
+        # and a client-side read timeout at or under that closes idle WebSockets (1011). Any
+        # socket timeout also makes redis-py wrap writes in asyncio.wait_for, which on Python
+        # 3.11 can swallow a consumer's cancellation and leave its receive looping for ever.
+        "CONFIG": {"hosts": [{"address": env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"),
+                              "socket_timeout": None}],
+                   "capacity": 1000, "expiry": 60},
     }
 }
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
