@@ -77,6 +77,15 @@ async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(job_group(job), channel)
+    # One receive for the whole test: a receive cancelled by a timeout is a consumer leaving,
+    # and the pub/sub layer unsubscribes its channel then.
+    received: asyncio.Queue = asyncio.Queue()
+
+    async def pump() -> None:
+        while True:
+            await received.put(await layer.receive(channel))
+
+    pumping = asyncio.create_task(pump())
     notifier = Notifier(poll_interval=0.1)
     insert = ("INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail,"
               " created_at) VALUES (%s, %s, %s, '', 'READY', 'test', '{}', now()) RETURNING id")
@@ -84,7 +93,7 @@ async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
         await notifier.forward_new_events()
         while True:  # drain what the first pass re-sent (the accept event)
             try:
-                await asyncio.wait_for(layer.receive(channel), timeout=0.3)
+                await asyncio.wait_for(received.get(), timeout=0.3)
             except TimeoutError:
                 break
         async with await psycopg.AsyncConnection.connect(database_conninfo()) as slow, \
@@ -93,14 +102,15 @@ async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
             (high_id,) = await (await fast.execute(insert, [job, tenant_a.tenant.pk, 102])).fetchone()
             assert low_id < high_id
             assert await notifier.forward_new_events() == 1
-            first = await asyncio.wait_for(layer.receive(channel), timeout=5)
+            first = await asyncio.wait_for(received.get(), timeout=5)
             assert first["event_id"] == high_id
             await slow.commit()
         assert await notifier.forward_new_events() == 1
-        second = await asyncio.wait_for(layer.receive(channel), timeout=5)
+        second = await asyncio.wait_for(received.get(), timeout=5)
         assert (second["event_id"], second["state_version"]) == (low_id, 101)
         assert await notifier.forward_new_events() == 0  # each event once per notifier
     finally:
+        pumping.cancel()
         await notifier.close()
         await layer.group_discard(job_group(job), channel)
 
