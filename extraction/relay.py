@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import psycopg
 from django.conf import settings
@@ -58,7 +58,7 @@ class Unroutable(Exception):
 
 
 def claim_unpublished(*, batch_size: int, claim_seconds: float,
-                      confirmed: list[uuid.UUID] = ()) -> list[OutboxRow]:
+                      confirmed: Sequence[uuid.UUID] = ()) -> list[OutboxRow]:
     """Take up to ``batch_size`` unpublished rows for ``claim_seconds`` (OUT-2), and mark the
     previous batch's ``confirmed`` rows published in the same statement.
 

@@ -261,8 +261,9 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         with db_step(), transaction.atomic():
             # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
             # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
-            # One transaction for the policy's reads and the completion: no locks are taken
-            # before the completion's guarded UPDATE, which comes last.
+            # One transaction for the policy's reads and the completion: the reads lock
+            # nothing and the validation runs before the completion's writes, so no row lock
+            # is held while it computes.
             tenant = Tenant.objects.get(pk=claim.tenant_id)
             verdict = validate_extraction(invoice=invoice, document=document, tenant=tenant)
             completed = lifecycle.complete_job(
