@@ -81,7 +81,8 @@ UPDATE extraction_jobs AS j
   FROM next
  WHERE j.id = next.id
 RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state
+          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state,
+          true  -- "more eligible": unknown here, so a slot keeps claiming (as the FIFO fallback)
 """
 
 
