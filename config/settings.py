@@ -369,6 +369,10 @@ CHANNEL_LAYERS = {
 }
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
 NOTIFY_REAUTH_SECONDS = float(env("NOTIFY_REAUTH_SECONDS", "5") or 5)
+# How often an open stream re-reads the event log for notices the channel layer lost (at the
+# next re-check after this long): the bound on how late a lost notice arrives. Each round is
+# two queries per socket, so it is kept well above the re-check interval.
+NOTIFY_CATCHUP_SECONDS = float(env("NOTIFY_CATCHUP_SECONDS", "30") or 30)
 NOTIFY_REPLAY_LIMIT = env_int("NOTIFY_REPLAY_LIMIT", 500)
 NOTIFY_SNAPSHOT_LIMIT = env_int("NOTIFY_SNAPSHOT_LIMIT", 500)
 # The socket browsers open: "" = ws(s)://<page host>:NOTIFY_WS_PORT/ws/jobs/ (the ws process's port).

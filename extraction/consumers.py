@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import time
 from typing import Any
 
@@ -80,6 +81,7 @@ class LiveJobsMixin:
 
     listener: Listener | None = None
     subscription: Subscription | None = None
+    cursor: int | None = None  # the highest event id this stream has sent
     verified_at: float = 0.0
     _reauthorization: asyncio.Task | None = None
     channel_layer: Any
@@ -111,7 +113,9 @@ class LiveJobsMixin:
             await self.channel_layer.group_discard(self.subscription.group, self.channel_name)
         self.subscription = subscription
         await self.channel_layer.group_add(subscription.group, self.channel_name)
-        return await _in_thread(catch_up)(subscription, cursor)
+        caught_up = await _in_thread(catch_up)(subscription, cursor)
+        self.cursor = caught_up.cursor
+        return caught_up
 
     async def stop_listening(self) -> None:
         if self._reauthorization is not None and self._reauthorization is not asyncio.current_task():
@@ -145,6 +149,7 @@ class LiveJobsMixin:
             return
         if time.monotonic() - self.verified_at > 2 * settings.NOTIFY_REAUTH_SECONDS:
             return
+        self.cursor = max(self.cursor or 0, notice.event_id)
         await self.deliver(notice.frame())
 
     async def auth_revoked(self, message: dict[str, Any]) -> None:
@@ -159,8 +164,11 @@ class LiveJobsMixin:
         """NTF-2, the pull backstop: every NOTIFY_REAUTH_SECONDS ask the database whether the
         credential still holds; a "no", an error or a timeout ends the stream (fail closed)."""
         interval = settings.NOTIFY_REAUTH_SECONDS
+        # A random phase: sockets opened together (a page of tabs, a reconnect storm) would
+        # otherwise all hit the database in the same instant every interval.
+        await asyncio.sleep(random.uniform(0, interval))
+        swept_at = time.monotonic()
         while True:
-            await asyncio.sleep(interval)
             try:
                 authorized = await asyncio.wait_for(_in_thread(still_authorized)(self.listener), timeout=interval)
             except Exception as exc:  # noqa: BLE001 — any failure to confirm is a "no"
@@ -171,6 +179,31 @@ class LiveJobsMixin:
                 return
             self.verified_at = time.monotonic()
             await self.heartbeat()
+            if time.monotonic() - swept_at >= settings.NOTIFY_CATCHUP_SECONDS:
+                swept_at = time.monotonic()
+                await self._send_missed()
+            await asyncio.sleep(interval)
+
+    async def _send_missed(self) -> None:
+        """The backstop for notices the channel layer lost (pub/sub drops what is published
+        while a process's subscription reconnects): replay what the event log holds after
+        the last event sent. Repeats are harmless (clients keep the highest state_version);
+        a stream too far behind for a replay is left to the client's reconnect and status reads."""
+        subscription, cursor = self.subscription, self.cursor
+        if subscription is None or cursor is None:
+            return
+        try:
+            caught_up = await asyncio.wait_for(_in_thread(catch_up)(subscription, cursor),
+                                               timeout=settings.NOTIFY_REAUTH_SECONDS)
+        except Exception as exc:  # noqa: BLE001 — the next round tries again
+            logger.warning("catch-up of missed notices failed", extra={"error": repr(exc)})
+            return
+        if caught_up.mode != "replay" or self.subscription is not subscription:
+            return
+        for notice in caught_up.notices:
+            if notice.event_id > (self.cursor or 0):
+                self.cursor = notice.event_id
+                await self.deliver(notice.frame())
 
 
 class JobEventsConsumer(LiveJobsMixin, AsyncWebsocketConsumer):

@@ -198,6 +198,23 @@ async def test_committed_transition_reaches_the_subscriber_through_the_notifier(
         await notifier.close()
 
 
+async def test_a_notice_the_layer_lost_is_sent_from_the_event_log(tenant_a, settings):
+    """No notifier runs here, so the transition never reaches the channel layer (as when a
+    pub/sub message is dropped): the stream's periodic catch-up still sends it, once."""
+    settings.NOTIFY_REAUTH_SECONDS = 0.5
+    settings.NOTIFY_CATCHUP_SECONDS = 1
+    job = await sync_to_async(accept_job)(tenant_a)
+    comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
+    await subscribe(comm, job_id=job)
+    await sync_to_async(take_in)(job)
+    frame = await comm.receive_json_from(timeout=5)
+    assert (frame["type"], frame["job_id"], frame["state_version"], frame["state"]) == (
+        "job.changed", job, 2, "READY")
+    assert frame["event_id"] == (await sync_to_async(event_ids)(job))[-1]
+    assert await comm.receive_nothing(timeout=2.5)  # sent once, not on every round
+    await comm.disconnect()
+
+
 async def test_no_frame_of_another_tenant_ever_reaches_a_socket(tenant_a, tenant_b):
     job_a = await sync_to_async(accept_job)(tenant_a)
     job_b = await sync_to_async(accept_job)(tenant_b)
