@@ -355,9 +355,9 @@ CHANNEL_LAYERS = {
     "default": {
         # Pub/sub: one Redis message per notice per daphne process, fanned out in-process to
         # its sockets (the list-based layer pushed and popped one message per socket: p99 160
-        # ms at 100 sockets on one tenant against 45 ms). Notices are hints (the protocol lets
-        # them repeat or go missing; clients catch up from their cursor on reconnect): one
-        # published while a process's subscription is reconnecting to Redis is lost.
+        # ms at 100 sockets on one tenant against 45 ms). One published while a process's
+        # subscription is reconnecting to Redis is lost there; open streams re-read the event
+        # log every NOTIFY_CATCHUP_SECONDS for such gaps (extraction/consumers.py).
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         # No socket timeout on these connections (said here, not left to redis-py's default,
         # which 8.x changed to 5 s): any socket timeout makes redis-py wrap writes in
