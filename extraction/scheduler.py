@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import connection
 from kombu import Connection
 
-from config.topology import LLM, queue_depth
+from config.topology import LLM, declare_topology, queue_depth
 from delivery.dispatch import schedule_due_deliveries
 
 from . import lifecycle, limiter
@@ -88,6 +88,9 @@ def run_scheduler(*, stop: threading.Event, interval: float | None = None, once:
             if broker is None:
                 broker = Connection(settings.BROKER_URL, connect_timeout=5)
                 broker.ensure_connection(max_retries=1)
+                # Its sweeps ask queue depths, which a broker that nobody has declared the
+                # queues on yet (a first start, a reset) answers with 404.
+                declare_topology(broker)
             scheduler_tick(broker)
         except Exception:  # noqa: BLE001 - DB or broker down: keep sweeping once they return
             logger.exception("scheduler sweep failed")

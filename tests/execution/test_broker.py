@@ -95,3 +95,23 @@ def test_broker_down_at_accept_time_job_is_accepted_and_published_when_it_return
     wait_for(lambda: all_terminal([job_id]), timeout=120, message=processes.logs)
     assert ExtractionJob.objects.get(pk=job_id).state == "SUCCEEDED"
     assert OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1").publish_attempts >= 2
+
+
+def test_scheduler_on_a_broker_nobody_declared_yet_declares_the_queues(transactional_db, settings, caplog):
+    """A first start or a reset broker: the scheduler's sweep asks queue depths, so it declares
+    the topology itself instead of failing its sweeps until another process has."""
+    import threading
+
+    from config.topology import ALL_QUEUES
+    from extraction.scheduler import run_scheduler
+    from tests.system import ensure_vhost
+
+    name = f"fresh_{uuid.uuid4().hex[:8]}"
+    settings.BROKER_URL = ensure_vhost(name)
+    try:
+        run_scheduler(stop=threading.Event(), once=True)
+        assert "scheduler sweep failed" not in caplog.text
+        for queue in ALL_QUEUES:
+            assert queue_depth(settings.BROKER_URL, queue.name) == 0  # declared (a 404 would raise)
+    finally:
+        subprocess.run(["rabbitmqctl", "delete_vhost", name], capture_output=True, check=False)

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 from kombu import Connection
 
+from config.topology import declare_topology
 from delivery.dispatch import schedule_due_deliveries
 from extraction.management.commands._signals import stop_event_on_signals
 
@@ -32,6 +33,7 @@ class Command(BaseCommand):
                 if broker is None:
                     broker = Connection(settings.BROKER_URL, connect_timeout=5)
                     broker.ensure_connection(max_retries=1)
+                    declare_topology(broker)  # the sweep asks the delivery queue's depth
                 schedule_due_deliveries(broker)
             except Exception:  # noqa: BLE001 - DB or broker down: keep sweeping once they return
                 logger.exception("delivery sweep failed")
