@@ -345,13 +345,13 @@ async def test_a_reauthorization_that_errors_closes_the_socket(browser_user, set
 
 
 async def test_an_idle_socket_stays_open(tenant_a):
-    """Quiet for longer than channels-redis's blocking receive (BZPOPMIN, 5 s): the socket stays
-    open and its channel-layer receive is still alive, so the next notice arrives. redis-py 8's
-    5 s socket read timeout broke this (closed with 1011; see requirements.txt)."""
+    """Quiet for longer than redis-py 8's default 5 s socket timeout, which closed such sockets
+    with 1011 (see requirements.txt): the socket stays open and its channel-layer receive is
+    still alive, so the next notice arrives."""
     job = await sync_to_async(accept_job)(tenant_a)
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     await subscribe(comm)
-    await asyncio.sleep(7)  # longer than the channel layer's blocking receive
+    await asyncio.sleep(7)
     assert await comm.receive_nothing(timeout=0.5)
     notice = JobNotice(event_id=10**9, job_id=job, tenant_id=str(tenant_a.tenant.pk), state_version=2, state="READY")
     await get_channel_layer().group_send(tenant_group(tenant_a.tenant.pk), notice.layer_message())
