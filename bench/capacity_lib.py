@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -256,26 +255,15 @@ class Services:
             raise RuntimeError(f"not ready after {timeout} s: {sorted(pending)} (logs in {self.log_dir})")
 
     def check_alive(self) -> None:
-        for name, proc in self.procs.items():
-            if proc.poll() is not None:
-                raise RuntimeError(f"{name} exited with {proc.returncode}: see {self.log_dir / (name + '.log')}")
+        from tests.system import raise_if_any_exited
+
+        raise_if_any_exited(self.procs, self.log_dir)
 
     def stop_all(self) -> None:
         """SIGTERM everything (Celery finishes the attempts in hand), SIGKILL what lingers."""
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 20
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        self.procs.clear()
+        from tests.system import stop_process_groups
+
+        stop_process_groups(self.procs, grace_seconds=20)
 
     def logged_errors(self) -> dict[str, int]:
         """ERROR lines per process log: a phase whose attempts crash measures a bug, not capacity."""

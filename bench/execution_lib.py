@@ -197,26 +197,14 @@ class Services:
         return self.procs[name].pid
 
     def check_alive(self) -> None:
-        for name, proc in self.procs.items():
-            if proc.poll() is not None:
-                raise RuntimeError(f"{name} exited with {proc.returncode}: see {self.log_dir / (name + '.log')}")
+        from tests.system import raise_if_any_exited
+
+        raise_if_any_exited(self.procs, self.log_dir)
 
     def stop_all(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGCONT)
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 20
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        self.procs.clear()
+        from tests.system import stop_process_groups
+
+        stop_process_groups(self.procs, grace_seconds=20)
 
     # -- the simulator's HTTP control --------------------------------------------------------
     def simulator_stats(self) -> dict[str, Any]:

@@ -36,6 +36,34 @@ FAST_CLOCKS = {
 }
 
 
+def stop_process_groups(procs: dict[str, subprocess.Popen], *, grace_seconds: float) -> None:
+    """SIGTERM each process group still running (SIGCONT first: one may have been SIGSTOPped on
+    purpose), SIGKILL those that outlive ``grace_seconds``, and forget them all. Tests and the
+    benchmarks start every process in its own group (``start_new_session``)."""
+    for proc in procs.values():
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGCONT)
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+    deadline = time.monotonic() + grace_seconds
+    for proc in procs.values():
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    procs.clear()
+
+
+def raise_if_any_exited(procs: dict[str, subprocess.Popen], log_dir: Path) -> None:
+    """A benchmark phase whose process died measures nothing: say which, and where its log is."""
+    for name, proc in procs.items():
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}: see {log_dir / (name + '.log')}")
+
+
 def ensure_vhost(name: str) -> str:
     """An isolated RabbitMQ vhost for this test run (created once; rabbitmqctl is local)."""
     subprocess.run(["rabbitmqctl", "add_vhost", name], capture_output=True, check=False)
@@ -112,20 +140,7 @@ class SystemProcesses:
         return self.procs[name].wait(timeout=timeout)
 
     def stop_all(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    continue
-        deadline = time.monotonic() + 15
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        self.procs.clear()
+        stop_process_groups(self.procs, grace_seconds=15)
 
     def logs(self, names: Iterable[str] | None = None) -> str:
         out = []
