@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Callable
 
 from django.conf import settings
 from django.db import connection
@@ -64,16 +65,12 @@ def scheduler_tick(broker: Connection) -> Sweep:
     4. Wake workers for eligible jobs not covered by wake messages already queued.
     5. Hint the delivery workers about due webhook deliveries.
     """
-    try:
-        reaped = lifecycle.reap_expired_leases()
-        expired = lifecycle.expire_deadlines()
-        recovered = lifecycle.recover_lost_ingress()
-        woken = wake_for_eligible_jobs(broker)
-        # DLV-1: webhook deliveries are driven by their rows too (reap their leases, hint due ones).
-        schedule_due_deliveries(broker)
-    except Exception:
-        connection.close()  # the connection may be broken; the next sweep opens a new one
-        raise
+    reaped = lifecycle.reap_expired_leases()
+    expired = lifecycle.expire_deadlines()
+    recovered = lifecycle.recover_lost_ingress()
+    woken = wake_for_eligible_jobs(broker)
+    # DLV-1: webhook deliveries are driven by their rows too (reap their leases, hint due ones).
+    schedule_due_deliveries(broker)
     sweep = Sweep(reaped, expired, recovered, woken)
     if reaped or expired or recovered:
         logger.info("scheduler sweep", extra=sweep.__dict__)
@@ -81,6 +78,14 @@ def scheduler_tick(broker: Connection) -> Sweep:
 
 
 def run_scheduler(*, stop: threading.Event, interval: float | None = None, once: bool = False) -> None:
+    sweep_forever(scheduler_tick, stop=stop, interval=interval, once=once, log=logger, name="scheduler")
+
+
+def sweep_forever(sweep: Callable[[Connection], object], *, stop: threading.Event, interval: float | None,
+                  once: bool, log: logging.Logger, name: str) -> None:
+    """Run ``sweep`` every ``interval`` seconds on one broker connection until ``stop``. Any
+    failure (database or broker down) is logged and the connection dropped; the next round
+    reconnects, so the loop outlives its dependencies' outages."""
     interval = settings.SCHEDULER_INTERVAL_SECONDS if interval is None else interval
     broker: Connection | None = None
     while not stop.is_set():
@@ -88,12 +93,13 @@ def run_scheduler(*, stop: threading.Event, interval: float | None = None, once:
             if broker is None:
                 broker = Connection(settings.BROKER_URL, connect_timeout=5)
                 broker.ensure_connection(max_retries=1)
-                # Its sweeps ask queue depths, which a broker that nobody has declared the
-                # queues on yet (a first start, a reset) answers with 404.
+                # Sweeps ask queue depths, which a broker that nobody has declared the queues
+                # on yet (a first start, a reset) answers with 404.
                 declare_topology(broker)
-            scheduler_tick(broker)
+            sweep(broker)
         except Exception:  # noqa: BLE001 - DB or broker down: keep sweeping once they return
-            logger.exception("scheduler sweep failed")
+            log.exception("%s sweep failed", name)
+            connection.close()  # the connection may be broken; the next round opens a new one
             if broker is not None:
                 broker.release()
             broker = None
