@@ -31,7 +31,7 @@ enforcing its quota.
     READY), while four llm worker processes of 8 threads call the simulator (constant 1 s).
     B's accept-to-terminal p95 (database clock) against 2 x the mean model latency, beside the
     same run with the workers claiming in plain FIFO order (ORDER BY available_at, id FOR
-    UPDATE SKIP LOCKED; bench/capacity_lib.py FIFO_CLAIM_SQL, swapped into the worker
+    UPDATE SKIP LOCKED; bench/capacity_lib.py FIFO_NEXT, swapped into the worker
     process before Celery starts — the project's code is not edited).
 (c) Claim cost at 10,000 vs 1,000,000 rows in the jobs table: the same live work (2,000
     runnable jobs of 10 tenants, 30 running) under 10,000 or 1,000,000 rows of history, in two

@@ -60,10 +60,10 @@ def admin_dsn(dbname: str = "postgres", app: str = "monitor") -> str:
 
 # --- what an llm worker process may be pointed at ------------------------------------------------
 
-# Plain FIFO: the oldest runnable job first, whoever it belongs to. The same RETURNING list as
-# extraction.lifecycle._CLAIM_SQL, so lifecycle.claim_next_job runs it unchanged (its other
-# parameters are simply unused) and writes the same event and attempt rows.
-FIFO_CLAIM_SQL = """
+# Plain FIFO: the oldest runnable job first, whoever it belongs to. Only the choice differs
+# from extraction.lifecycle._CLAIM_SQL: the take (and its RETURNING list) is the worker's own,
+# so claim_next_job runs it unchanged and writes the same event and attempt rows.
+FIFO_NEXT = """
 WITH next AS (
     SELECT j.id, j.state AS prior_state
       FROM extraction_jobs j
@@ -73,24 +73,16 @@ WITH next AS (
      FOR UPDATE SKIP LOCKED
      LIMIT 1
 )
-UPDATE extraction_jobs AS j
-   SET state = 'RUNNING', attempt = j.attempt + 1, fence = j.fence + 1,
-       lease_owner = %(worker)s, lease_until = now() + make_interval(secs => %(lease)s),
-       state_version = j.state_version + 1, updated_at = now()
-  FROM next
- WHERE j.id = next.id
-RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state,
-          true  -- "more eligible": unknown here, so a slot keeps claiming (as the FIFO fallback)
 """
 
 
 def use_fifo_claim() -> None:
-    """Point this process's claim_next_job at FIFO_CLAIM_SQL (it reads the module global at
-    every call)."""
+    """Point this process's claim_next_job at the FIFO choice (it reads the module global at
+    every call). "More eligible" is unknown here, so a slot keeps claiming, as after the
+    worker's own FIFO fallback."""
     from extraction import lifecycle
 
-    lifecycle._CLAIM_SQL = FIFO_CLAIM_SQL
+    lifecycle._CLAIM_SQL = FIFO_NEXT + lifecycle._TAKE.format(more="true")
 
 
 def use_naive_admission() -> None:
