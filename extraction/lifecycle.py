@@ -19,7 +19,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 import psycopg
@@ -124,25 +124,31 @@ def _transition(
          json.dumps(detail or {})],
     )
     if releases_budget:
-        # CAP-4: what the job cost is the usage providers reported for its attempts (recorded
-        # in the ledger before this transition), not the reservation it was admitted with.
-        policy = settings.MODEL_POLICIES.get(model_policy, {})
+        # The attempts' usage was recorded in the ledger before this transition.
         cursor.execute(
-            """
-            UPDATE accounts_tenantusage
-               SET pending_jobs = pending_jobs - 1,
-                   pending_bytes = pending_bytes - %(bytes)s,
-                   reserved_tokens = reserved_tokens - %(tokens)s,
-                   spent_today_micros = CASE WHEN spend_day = current_date THEN spent_today_micros ELSE 0 END
-                       + (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
-                            FROM extraction_attempts WHERE job_id = %(job)s) * %(price)s / 1000,
-                   spend_day = current_date
-             WHERE tenant_id = %(tenant)s
-            """,
+            "UPDATE accounts_tenantusage SET " + _BUDGET_RELEASED.format(
+                bytes="%(bytes)s", tokens="%(tokens)s", used=f"({_TOKENS_USED} WHERE job_id = %(job)s)")
+            + " WHERE tenant_id = %(tenant)s",
             {"bytes": byte_size, "tokens": tokens, "job": job_id, "tenant": tenant_id,
-             "price": int(policy.get("price_per_1k_tokens_micros", 0))},
+             "price": _price_micros(model_policy)},
         )
     return tenant_id, state_version, new_fence
+
+
+# CAP-4: what the job cost is the usage providers reported for its attempts (recorded in the
+# ledger before the job leaves the pending states), not the reservation it was admitted with.
+_BUDGET_RELEASED = """
+    pending_jobs = pending_jobs - 1, pending_bytes = pending_bytes - {bytes},
+    reserved_tokens = reserved_tokens - {tokens},
+    spent_today_micros = CASE WHEN spend_day = current_date THEN spent_today_micros ELSE 0 END
+        + {used} * %(price)s / 1000,
+    spend_day = current_date
+"""
+_TOKENS_USED = "SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0) FROM extraction_attempts"
+
+
+def _price_micros(model_policy: str) -> int:
+    return int(settings.MODEL_POLICIES.get(model_policy, {}).get("price_per_1k_tokens_micros", 0))
 
 
 def _outbox(cursor, *, job_id: uuid.UUID, tenant_id: uuid.UUID, event_type: str, payload: dict[str, Any]) -> None:
@@ -329,7 +335,11 @@ next AS (
 )
 """
 
+# The take, the "claimed" event and the attempt's ledger row in ONE statement: a claim is
+# one round trip and one autocommit transaction. The CTEs see one snapshot; the inserts
+# read the UPDATE's RETURNING, so they exist exactly when the job was taken.
 _TAKE = """
+, taken AS (
 UPDATE extraction_jobs AS j
    SET state = 'RUNNING', attempt = j.attempt + 1, fence = j.fence + 1,
        lease_owner = %(worker)s, lease_until = now() + make_interval(secs => %(lease)s),
@@ -337,7 +347,25 @@ UPDATE extraction_jobs AS j
   FROM next
  WHERE j.id = next.id
 RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, {more}
+          j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, {more} AS more_eligible
+),
+claimed_event AS (
+    INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
+    SELECT id, tenant_id, state_version, prior_state, 'RUNNING', 'claimed',
+           jsonb_build_object('attempt', attempt, 'fence', fence), now()
+      FROM taken
+),
+opened_attempt AS (
+    INSERT INTO extraction_attempts (job_id, number, fence, worker_id, started_at, outcome, provider, model,
+                                     provider_request_id, error_detail)
+    SELECT id, attempt, fence, %(worker)s, now(), 'running', '', '', '', ''
+      FROM taken
+)
+-- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
+-- than the rest of reading the row.
+SELECT id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
+       extract(epoch FROM deadline_at)::float8, more_eligible
+  FROM taken
 """
 
 # "more": whether another job was eligible at the claim, so a slot that took the last one
@@ -368,37 +396,22 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
         "worker": worker_id, "lease": float(lease), "policies": list(policies or settings.MODEL_POLICIES),
         "boost": float(settings.INTERACTIVE_PRIORITY_BOOST_SECONDS), "per_tenant": 4, "window": 64,
     }
-    with transaction.atomic(), connection.cursor() as cursor:
-        with _prepared_cursor() as claim_cursor:
-            claim_cursor.execute(_CLAIM_SQL, params, prepare=True)
-            row = claim_cursor.fetchone()
-            if row is None:
-                claim_cursor.execute(_CLAIM_FALLBACK_SQL, params, prepare=True)
-                row = claim_cursor.fetchone()
+    with _prepared_cursor() as cursor:
+        cursor.execute(_CLAIM_SQL, params, prepare=True)
+        row = cursor.fetchone()
         if row is None:
-            return None
-        (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
-         deadline_at, state_version, prior_state, more_eligible) = row
-        cursor.execute(
-            """
-            INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
-            VALUES (%s, %s, %s, %s, 'RUNNING', 'claimed', %s, now())
-            """,
-            [job_id, tenant_id, state_version, prior_state, json.dumps({"attempt": attempt, "fence": fence})],
-        )
-        cursor.execute(
-            """
-            INSERT INTO extraction_attempts (job_id, number, fence, worker_id, started_at, outcome, provider,
-                                             model, provider_request_id, error_detail)
-            VALUES (%s, %s, %s, %s, now(), 'running', '', '', '', '')
-            """,
-            [job_id, attempt, fence, worker_id],
-        )
+            cursor.execute(_CLAIM_FALLBACK_SQL, params, prepare=True)
+            row = cursor.fetchone()
+    if row is None:
+        return None
+    (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
+     deadline_epoch, more_eligible) = row
     if isinstance(options, str):
         options = json.loads(options)
     return Claim(job_id=job_id, tenant_id=tenant_id, document_id=document_id, schema=schema,
                  model_policy=model_policy, options=options, attempt=attempt, max_attempts=max_attempts,
-                 fence=fence, deadline_at=deadline_at, worker_id=worker_id, more_eligible=more_eligible)
+                 fence=fence, deadline_at=datetime.fromtimestamp(deadline_epoch, tz=timezone.utc),
+                 worker_id=worker_id, more_eligible=more_eligible)
 
 
 def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None) -> set[uuid.UUID]:
@@ -423,6 +436,64 @@ def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None
     return {c.job_id for c in claims} - kept
 
 
+# EXE-3 as ONE statement (one round trip, one autocommit transaction): the guarded move,
+# the attempt's ledger row, the event, the budget, the result and the outbox event. ``moved``
+# is the guard whose row count decides: without its row the job is someone else's, every
+# other insert and update finds nothing to read, and the ledger records the stale completion.
+# The CTEs share one snapshot, so the spend adds this attempt's tokens from ``ended`` to the
+# earlier attempts' (the table still shows this one as running).
+_COMPLETE_SQL = """
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = %(to)s, state_version = state_version + 1, updated_at = now(),
+           lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''
+     WHERE id = %(job)s AND state = 'RUNNING' AND fence = %(fence)s AND lease_until > now()
+    RETURNING tenant_id, state_version, byte_size, estimated_tokens
+),
+ended AS (
+    UPDATE extraction_attempts
+       SET ended_at = coalesce(ended_at, now()),
+           outcome = CASE WHEN EXISTS (SELECT FROM moved) THEN %(outcome)s ELSE 'stale_completion' END,
+           provider = %(provider)s, model = %(model)s, provider_request_id = %(request_id)s,
+           input_tokens = %(input_tokens)s, output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s,
+           http_status = %(http_status)s, retry_after_seconds = %(retry_after)s,
+           error_detail = CASE WHEN EXISTS (SELECT FROM moved) THEN %(error)s
+                               ELSE 'completion refused: fence or lease no longer ours' END
+     WHERE job_id = %(job)s AND fence = %(fence)s
+    RETURNING coalesce(input_tokens, 0) + coalesce(output_tokens, 0) AS tokens
+),
+event AS (
+    INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
+    SELECT %(job)s, tenant_id, state_version, 'RUNNING', %(to)s, %(reason)s::text, %(detail)s::jsonb, now()
+      FROM moved
+),
+budget AS (
+    UPDATE accounts_tenantusage AS u
+       SET {budget}
+      FROM moved
+     WHERE u.tenant_id = moved.tenant_id
+),
+result AS (
+    INSERT INTO extraction_results (job_id, output, validation, policy_version, attempt_number, fence,
+                                    provider, model, created_at)
+    SELECT %(job)s, %(output)s::jsonb, %(validation)s::jsonb, %(policy_version)s::text, %(attempt)s::int,
+           %(fence)s, %(provider)s, %(model)s, now()
+      FROM moved
+),
+published AS (
+    INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
+                               publish_attempts, last_error)
+    SELECT %(event_id)s, %(job)s, tenant_id, %(event_type)s::text,
+           jsonb_build_object('job_id', %(job)s::text, 'event_version', 1, 'state_version', state_version),
+           now(), 0, ''
+      FROM moved
+)
+SELECT tenant_id, state_version FROM moved
+""".format(budget=_BUDGET_RELEASED.format(
+    bytes="moved.byte_size", tokens="moved.estimated_tokens",
+    used=f"(({_TOKENS_USED} WHERE job_id = %(job)s AND fence <> %(fence)s) + (SELECT coalesce(sum(tokens), 0) FROM ended))"))
+
+
 def complete_job(
     claim: Claim,
     *,
@@ -434,35 +505,27 @@ def complete_job(
 ) -> bool:
     """EXE-3: result row + state + outbox event, all or nothing, under the fence and a live
     lease. False = stale completion: discarded, and recorded in the attempt ledger."""
-    to_state = JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED
-    event = REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        _end_attempt(cursor, claim.job_id, claim.fence, report)  # first: the spend counts this attempt
-        moved = _transition(
-            cursor, claim.job_id, from_states=[JobState.RUNNING], to_state=to_state,
-            reason="review_required" if review_required else "succeeded",
-            fence=claim.fence, live_lease=True,
-            set_sql=", lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''",
-            detail={"attempt": claim.attempt, "fence": claim.fence, "policy_version": policy_version},
-        )
-        if moved is None:
-            _end_attempt(cursor, claim.job_id, claim.fence, AttemptReport(
-                **{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION,
-                   "error_detail": "completion refused: fence or lease no longer ours"}))
-            logger.warning("stale completion discarded", extra=claim.log_extra())
-            return False
-        tenant_id, state_version, _ = moved
-        cursor.execute(
-            """
-            INSERT INTO extraction_results (job_id, output, validation, policy_version, attempt_number, fence,
-                                            provider, model, created_at)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now())
-            """,
-            [claim.job_id, json.dumps(output), json.dumps(validation), policy_version, claim.attempt,
-             claim.fence, report.provider, report.model[:128]],
-        )
-        _outbox(cursor, job_id=claim.job_id, tenant_id=tenant_id, event_type=event,
-                payload={"job_id": str(claim.job_id), "event_version": 1, "state_version": state_version})
+    to_state = (JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED).value
+    # Parameters are bound server-side: a parameter's type comes from its first use, so the
+    # later uses of the same name carry no cast of their own.
+    params = {
+        "job": claim.job_id, "fence": claim.fence, "attempt": claim.attempt, "to": to_state,
+        "reason": "review_required" if review_required else "succeeded",
+        "detail": json.dumps({"attempt": claim.attempt, "fence": claim.fence, "policy_version": policy_version}),
+        "outcome": report.outcome, "provider": report.provider, "model": report.model[:128],
+        "request_id": report.provider_request_id[:128], "input_tokens": report.input_tokens,
+        "output_tokens": report.output_tokens, "latency_ms": report.latency_ms,
+        "http_status": report.http_status, "retry_after": report.retry_after_seconds,
+        "error": report.error_detail[:2000], "output": json.dumps(output), "validation": json.dumps(validation),
+        "policy_version": policy_version, "price": _price_micros(claim.model_policy),
+        "event_id": uuid.uuid4(), "event_type": REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT,
+    }
+    with _prepared_cursor() as cursor:
+        cursor.execute(_COMPLETE_SQL, params, prepare=True)
+        moved = cursor.fetchone()
+    if moved is None:
+        logger.warning("stale completion discarded", extra=claim.log_extra())
+        return False
     return True
 
 

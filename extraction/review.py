@@ -138,7 +138,7 @@ def approve_review(
     except InvoiceOutputError as error:
         return ReviewResult(REFUSED, f"The corrected result is not a valid invoice.v1: {error.message}",
                             ["correction_invalid"])
-    outcome = validate_extraction(invoice=invoice, document=document_text_of(job), tenant=job.tenant,
+    outcome = validate_extraction(invoice=invoice, document=document_text_of(job), tenant_id=job.tenant_id,
                                   attested_fields=frozenset(changed))
     validation = outcome.as_dict()
     if outcome.review_required:

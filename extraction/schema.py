@@ -13,6 +13,7 @@ can report *which* field is unusable instead of rejecting the whole answer.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -244,6 +245,7 @@ _AMOUNT = "Decimal string with a dot, no thousands separator, e.g. \"1234.50\" o
 _DATE = "Date as YYYY-MM-DD; null if absent."
 
 
+@functools.cache  # built once per process: every model call sends it; callers must not mutate it
 def invoice_v1_json_schema() -> dict[str, Any]:
     """The invoice.v1 JSON schema in the strict form structured outputs accept."""
     evidence = _object(

@@ -24,8 +24,6 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
-from accounts.models import Tenant
-
 from . import lifecycle, limiter, retry
 from .faults import fault_point
 from .lifecycle import AttemptReport, Claim
@@ -258,14 +256,12 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
                                   provider_request_id=response.provider_request_id)
             return _after_provider_error(claim, error, provider.name, response=response)
 
-        with db_step(), transaction.atomic():
+        with db_step():
             # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
             # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
-            # One transaction for the policy's reads and the completion: the reads lock
-            # nothing and the validation runs before the completion's writes, so no row lock
-            # is held while it computes.
-            tenant = Tenant.objects.get(pk=claim.tenant_id)
-            verdict = validate_extraction(invoice=invoice, document=document, tenant=tenant)
+            # The policy's read and the completion are one statement each; the validation runs
+            # between them, holding no lock.
+            verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
             completed = lifecycle.complete_job(
                 claim, review_required=verdict.review_required,
                 output=invoice.model_dump(mode="json", by_alias=True),

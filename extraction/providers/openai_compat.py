@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion
 
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from extraction.providers.prompt import build_messages
@@ -109,19 +108,31 @@ class OpenAIProvider:
         timeout = httpx2.Timeout(
             request.timeout_seconds, connect=min(self.connect_timeout_seconds, request.timeout_seconds)
         )
+        body = {
+            "model": request.model,
+            "messages": messages,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "invoice_v1", "strict": True, "schema": invoice_v1_json_schema()},
+            },
+            self.token_limit_parameter: request.max_output_tokens,
+        }
         started = time.monotonic()
         try:
-            raw = self._client.chat.completions.with_raw_response.create(
-                model=request.model,
-                messages=messages,  # type: ignore[arg-type]
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": "invoice_v1", "strict": True, "schema": invoice_v1_json_schema()},
+            # The SDK's generic POST, not ``chat.completions.create``: the same client, transport,
+            # auth, timeouts and status-error classes, without re-walking the request body
+            # against the SDK's TypedDicts and building pydantic models of the answer, which cost
+            # more CPU per call than everything else the worker does for a job. ``httpx.Response``
+            # as cast_to returns the response as received; ``_response_from`` reads it.
+            raw = self._client.post(
+                "/chat/completions",
+                cast_to=httpx2.Response,
+                body=body,
+                options={
+                    "timeout": timeout,
+                    # Diagnostics for traces and the simulator's per-job counts; not an idempotency key.
+                    "headers": {"X-Job-Id": str(request.job_id), "X-Attempt": str(request.attempt)},
                 },
-                timeout=timeout,
-                # Diagnostics for traces and the simulator's per-job counts; not an idempotency key.
-                extra_headers={"X-Job-Id": str(request.job_id), "X-Attempt": str(request.attempt)},
-                **{self.token_limit_parameter: request.max_output_tokens},  # type: ignore[arg-type]
             )
         except openai.APITimeoutError as error:
             raise _timeout_error(error) from error
@@ -141,21 +152,23 @@ def _response_from(raw: Any, request: ProviderRequest, latency_ms: int) -> Provi
         "rate_limit_headers": rate_limit_headers(headers),
     }
     try:
-        completion = raw.parse()
-    except Exception as error:  # the SDK raises several types for a body it cannot read
+        completion = raw.json()
+    except ValueError as error:
         raise ProviderError(ErrorKind.INVALID_OUTPUT, f"unreadable response body: {error}", **diagnostics) from error
-    if not isinstance(completion, ChatCompletion):
+    choices = completion.get("choices") if isinstance(completion, dict) else None
+    if not isinstance(choices, list):
         raise ProviderError(ErrorKind.INVALID_OUTPUT, "response body is not a chat completion", **diagnostics)
-    diagnostics["provider_request_id"] = diagnostics["provider_request_id"] or completion.id or ""
-    if not completion.choices:
+    diagnostics["provider_request_id"] = diagnostics["provider_request_id"] or _text(completion.get("id"))
+    if not choices:
         raise ProviderError(ErrorKind.INVALID_OUTPUT, "completion has no choices", **diagnostics)
-    choice = completion.choices[0]
-    content = choice.message.content
-    if not content:
-        refusal = getattr(choice.message, "refusal", None)
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    content = message.get("content")
+    if not content or not isinstance(content, str):
+        refusal = message.get("refusal")
         reason = f"model refused: {refusal}" if refusal else "completion has no content"
         raise ProviderError(ErrorKind.INVALID_OUTPUT, reason, **diagnostics)
-    if choice.finish_reason == "length":
+    if choice.get("finish_reason") == "length":
         raise ProviderError(
             ErrorKind.INVALID_OUTPUT,
             f"output truncated at max_output_tokens={request.max_output_tokens}",
@@ -167,15 +180,24 @@ def _response_from(raw: Any, request: ProviderRequest, latency_ms: int) -> Provi
         raise ProviderError(ErrorKind.INVALID_OUTPUT, f"content is not JSON: {error}", **diagnostics) from error
     if not isinstance(parsed, dict):
         raise ProviderError(ErrorKind.INVALID_OUTPUT, "content is JSON but not an object", **diagnostics)
-    usage = completion.usage
+    usage = completion.get("usage") if isinstance(completion.get("usage"), dict) else {}
     return ProviderResponse(
         output_text=content,
-        model=completion.model or request.model,
-        input_tokens=usage.prompt_tokens if usage else None,
-        output_tokens=usage.completion_tokens if usage else None,
+        model=_text(completion.get("model")) or request.model,
+        input_tokens=_count(usage.get("prompt_tokens")),
+        output_tokens=_count(usage.get("completion_tokens")),
         latency_ms=latency_ms,
         **diagnostics,
     )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _count(value: Any) -> int | None:
+    # A token count, or None when the server did not report one (bool is an int in Python).
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _timeout_error(error: openai.APITimeoutError) -> ProviderError:

@@ -118,7 +118,7 @@ def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
             [history.document_id, history.document_version],
         )
         cursor.execute("ANALYZE extraction_jobs")
-        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + _CLAIM_SQL.split("UPDATE extraction_jobs AS j")[0]
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + _CLAIM_SQL.split("\n, taken AS (")[0]
                        + "SELECT * FROM next", {
                            "worker": "w", "lease": 60, "policies": ["default"], "boost": 300,
                            "per_tenant": 4, "window": 64})

@@ -7,13 +7,11 @@ relay, Celery workers and scheduler run the jobs."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from django.apps import apps
 from django.db import connection
 
-from extraction import worker
 from extraction.models import (
     Attempt,
     ExtractionJob,
@@ -27,10 +25,6 @@ from tests.system import all_terminal, wait_for
 from .conftest import submit
 
 pytestmark = pytest.mark.slow
-
-# The lead wires validate_extraction into the worker; until then the worker completes every
-# schema-valid answer with the schema-only policy and injected values cannot be caught.
-VALIDATION_WIRED = "validate_extraction" in Path(worker.__file__).read_text()
 
 INVOICE = (
     "ACME Supplies GmbH\nMusterstrasse 1, 10115 Berlin\nVAT ID: DE136695976\nIBAN: DE89 3704 0044 0532 0130 00\n\n"
@@ -100,7 +94,6 @@ def test_injected_destination_state_and_role_are_refused(processes, tenant_knowi
     assert tenant_knowing_acme.client.get(f"/api/v1/extraction-jobs/{job_id}").json()["state"] == "SUCCEEDED"
 
 
-@pytest.mark.skipif(not VALIDATION_WIRED, reason="validate_extraction is not wired into extraction/worker.py yet")
 def test_injected_values_are_caught_by_validation_and_never_delivered(processes, tenant_knowing_acme, sim):
     _start_pipeline(processes)
     sim.control(injection_next=1)

@@ -81,7 +81,7 @@ def job_in_review(tenant: Tenant, *, pages: tuple[str, ...] | None = None,
     claim = lifecycle.claim_next_job(worker_id="review-test")
     assert claim is not None and claim.job_id == accepted.job_id
     outcome = validate_extraction(invoice=parse_invoice_v1(json.dumps(output)), document=document_text,
-                                  tenant=tenant)
+                                  tenant_id=tenant.pk)
     assert outcome.review_required, "the test job must need review"
     assert lifecycle.complete_job(claim, review_required=True, output=output, validation=outcome.as_dict(),
                                   policy_version=outcome.policy_version,

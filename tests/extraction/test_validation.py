@@ -99,7 +99,7 @@ def knows_supplier_of(tenant: Tenant, output: dict[str, Any], **different: str) 
 
 
 def validate(output: dict[str, Any], document: DocumentText, tenant: Tenant) -> ValidationOutcome:
-    return validate_extraction(invoice=parse_invoice_v1(json.dumps(output)), document=document, tenant=tenant)
+    return validate_extraction(invoice=parse_invoice_v1(json.dumps(output)), document=document, tenant_id=tenant.pk)
 
 
 def check(outcome: ValidationOutcome, name: str) -> dict[str, Any]:
