@@ -200,43 +200,61 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
     1. ``INSERT INTO execution_inbox … ON CONFLICT (event_id) DO NOTHING``.
     2. Already there: same digest → "duplicate" (harmless redelivery); other digest →
        quarantine row + error log → "quarantined".
-    3. New: ACCEPTED → READY in the same transaction. A job that is already past ACCEPTED
+    3. New: ACCEPTED → READY in the same statement. A job that is already past ACCEPTED
        (RUNNING, terminal, or made READY by recovery) is left alone: "already_taken_in".
     The caller acks the message only after this returns (the commit happened).
     """
     digest = payload_digest(payload)
     job_id = uuid.UUID(str(payload["job_id"]))
-    with transaction.atomic(), connection.cursor() as cursor:
+    with connection.cursor() as cursor:
+        # The usual case in one statement: the inbox row, the move to READY and its event
+        # (ACCEPTED and READY are both pending: no budget changes hands).
         cursor.execute(
             """
-            INSERT INTO execution_inbox (event_id, job_id, payload_digest, received_at)
-            SELECT %s, id, %s, now() FROM extraction_jobs WHERE id = %s
-            ON CONFLICT (event_id) DO NOTHING
-            RETURNING job_id
-            """,
-            [event_id, digest, job_id],
-        )
-        if cursor.fetchone() is None:
-            cursor.execute("SELECT payload_digest FROM execution_inbox WHERE event_id = %s", [event_id])
-            stored = cursor.fetchone()
-            if stored is None:
-                return "unknown_job"
-            if stored[0] == digest:
-                return "duplicate"
-            cursor.execute(
-                """
-                INSERT INTO quarantined_messages (event_id, job_id, stored_digest, received_digest, payload,
-                                                  reason, received_at)
-                VALUES (%s, %s, %s, %s, %s, 'digest_mismatch', now())
-                """,
-                [event_id, job_id, stored[0], digest, json.dumps(payload)],
+            WITH inbox AS (
+                INSERT INTO execution_inbox (event_id, job_id, payload_digest, received_at)
+                SELECT %(event)s, id, %(digest)s, now() FROM extraction_jobs WHERE id = %(job)s
+                ON CONFLICT (event_id) DO NOTHING
+                RETURNING job_id
+            ),
+            moved AS (
+                UPDATE extraction_jobs
+                   SET state = 'READY', state_version = state_version + 1, updated_at = now()
+                 WHERE id = (SELECT job_id FROM inbox) AND state = 'ACCEPTED'
+                RETURNING tenant_id, state_version
+            ),
+            event AS (
+                INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail,
+                                        created_at)
+                SELECT %(job)s, tenant_id, state_version, 'ACCEPTED', 'READY', 'taken_in',
+                       jsonb_build_object('event_id', %(event)s::text), now()
+                  FROM moved
             )
-            logger.error("inbox digest mismatch: message quarantined",
-                         extra={"event_id": str(event_id), "job_id": str(job_id)})
-            return "quarantined"
-        moved = _transition(cursor, job_id, from_states=[JobState.ACCEPTED], to_state=JobState.READY,
-                            reason="taken_in", detail={"event_id": str(event_id)})
-        return "taken_in" if moved else "already_taken_in"
+            SELECT EXISTS (SELECT FROM moved) FROM inbox
+            """,
+            {"event": event_id, "digest": digest, "job": job_id},
+        )
+        taken_in = cursor.fetchone()
+        if taken_in is not None:
+            return "taken_in" if taken_in[0] else "already_taken_in"
+        # Nothing inserted: a redelivery (same digest), a conflicting message, or no such job.
+        cursor.execute("SELECT payload_digest FROM execution_inbox WHERE event_id = %s", [event_id])
+        stored = cursor.fetchone()
+        if stored is None:
+            return "unknown_job"
+        if stored[0] == digest:
+            return "duplicate"
+        cursor.execute(
+            """
+            INSERT INTO quarantined_messages (event_id, job_id, stored_digest, received_digest, payload,
+                                              reason, received_at)
+            VALUES (%s, %s, %s, %s, %s, 'digest_mismatch', now())
+            """,
+            [event_id, job_id, stored[0], digest, json.dumps(payload)],
+        )
+        logger.error("inbox digest mismatch: message quarantined",
+                     extra={"event_id": str(event_id), "job_id": str(job_id)})
+        return "quarantined"
 
 
 # --- execution (EXE-1..3) --------------------------------------------------------------------

@@ -7,8 +7,9 @@ from PostgreSQL, so a lost wake loses no job — the scheduler sends another.
 from __future__ import annotations
 
 import logging
+import threading
 
-from celery import shared_task
+from celery import current_app, shared_task
 from celery.signals import worker_shutting_down
 
 from . import lifecycle, worker
@@ -37,12 +38,33 @@ def wake_workers(count: int) -> int:
     raised, because the scheduler re-wakes from PostgreSQL."""
     sent = 0
     try:
+        producer = _wake_producer()
         for _ in range(count):
-            run_slot.apply_async()
+            run_slot.apply_async(producer=producer)
             sent += 1
     except Exception:  # noqa: BLE001
+        _wake_channel.__dict__.clear()  # a broken connection: the next wake opens another
         logger.warning("could not publish a worker wake-up; the scheduler will", exc_info=True)
     return sent
+
+
+_wake_channel = threading.local()
+
+
+def _wake_producer():
+    """This thread's producer for wake-ups, on a connection WITHOUT publisher confirms.
+
+    Waiting for the broker's confirm is the price of not losing a message; a wake-up may be
+    lost (BRK-4: the scheduler re-wakes from PostgreSQL), and its confirm round trip cost the
+    ingress a third of its CPU. Outbox events keep confirms (the relay's own connection).
+    One per thread: a kombu channel is not thread-safe.
+    """
+    producer = getattr(_wake_channel, "producer", None)
+    if producer is None:
+        connection = current_app.connection_for_write(transport_options={"confirm_publish": False})
+        producer = current_app.amqp.Producer(connection)
+        _wake_channel.producer = producer
+    return producer
 
 
 @shared_task(name="extraction.run_slot", acks_late=True, ignore_result=True)
