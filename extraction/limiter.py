@@ -96,22 +96,6 @@ for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], 120000 + ttl) end
 return {1, 'ok', 0}
 """
 
-# KEYS: 1 tokens zset, 2 token sum, 3 in-flight zset ; ARGV: 1 id, 2 reserved, 3 actual, 4 weight
-_RELEASE = """
-redis.call('ZREM', KEYS[3], ARGV[1] .. '|' .. ARGV[4])
-local reserved, actual = tonumber(ARGV[2]), tonumber(ARGV[3])
-if actual ~= reserved then
-  local member = ARGV[1] .. '|' .. reserved
-  local score = redis.call('ZSCORE', KEYS[1], member)
-  if score then
-    redis.call('ZREM', KEYS[1], member)
-    redis.call('ZADD', KEYS[1], score, ARGV[1] .. '|' .. actual)
-    redis.call('INCRBY', KEYS[2], actual - reserved)
-  end
-end
-return 1
-"""
-
 # KEYS: 1 cooldown, 2 ramp-start ; ARGV: 1 cooldown ms
 _COOLDOWN = """
 local t = redis.call('TIME')
@@ -125,18 +109,43 @@ end
 return math.max(ends, current) - now
 """
 
-# KEYS: 1 requests zset, 2 in-flight zset, 3 cooldown ; ARGV: 1 rpm, 2 max in flight
-_HEADROOM = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if tonumber(redis.call('GET', KEYS[3]) or '0') > now then return 0 end
-local in_flight = 0
-for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], now, '+inf')) do
-  in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
+# Whether a claim for the pool could be granted now: not cooling down, an in-flight permit and a
+# request slot free.
+_HEADROOM_FUNCTION = """
+local function headroom(requests, in_flight_set, cooldown, rpm, max_in_flight)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if tonumber(redis.call('GET', cooldown) or '0') > now then return 0 end
+  local in_flight = 0
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', in_flight_set, now, '+inf')) do
+    in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
+  end
+  if in_flight >= max_in_flight then return 0 end
+  if redis.call('ZCOUNT', requests, now - 60000, '+inf') >= rpm then return 0 end
+  return 1
 end
-if in_flight >= tonumber(ARGV[2]) then return 0 end
-if redis.call('ZCOUNT', KEYS[1], now - 60000, '+inf') >= tonumber(ARGV[1]) then return 0 end
-return 1
+"""
+
+# KEYS: 1 requests zset, 2 in-flight zset, 3 cooldown ; ARGV: 1 rpm, 2 max in flight
+_HEADROOM = _HEADROOM_FUNCTION + "return headroom(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[1]), tonumber(ARGV[2]))"
+
+# The release answers the headroom question too: the worker slot that releases a permit asks
+# it next, before its next claim, and one round trip is half the cost of two.
+# KEYS: 1 tokens zset, 2 token sum, 3 in-flight zset, 4 requests zset, 5 cooldown ;
+# ARGV: 1 id, 2 reserved, 3 actual, 4 weight, 5 rpm, 6 max in flight
+_RELEASE = _HEADROOM_FUNCTION + """
+redis.call('ZREM', KEYS[3], ARGV[1] .. '|' .. ARGV[4])
+local reserved, actual = tonumber(ARGV[2]), tonumber(ARGV[3])
+if actual ~= reserved then
+  local member = ARGV[1] .. '|' .. reserved
+  local score = redis.call('ZSCORE', KEYS[1], member)
+  if score then
+    redis.call('ZREM', KEYS[1], member)
+    redis.call('ZADD', KEYS[1], score, ARGV[1] .. '|' .. actual)
+    redis.call('INCRBY', KEYS[2], actual - reserved)
+  end
+end
+return headroom(KEYS[4], KEYS[3], KEYS[5], tonumber(ARGV[5]), tonumber(ARGV[6]))
 """
 
 _SNAPSHOT = """
@@ -174,6 +183,7 @@ class Permit:
     tokens: int
     weight: int
     local: bool = False
+    limits: PoolLimits | None = None  # as granted: the release reports headroom against them
 
 
 @dataclass(frozen=True)
@@ -283,6 +293,7 @@ def _redis():
 
 def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:
     """Take a request slot, a token reservation and an in-flight permit, all or nothing."""
+    _answered.headroom = None
     weight = _in_flight_weight(limits, tokens)
     permit_id = uuid.uuid4().hex
     try:
@@ -294,7 +305,7 @@ def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:
     except Exception as exc:  # noqa: BLE001 - Redis down or unreachable
         return _unavailable(limits, tokens, weight, exc)
     if int(allowed) == 1:
-        return Permit(limits.name, permit_id, tokens, weight)
+        return Permit(limits.name, permit_id, tokens, weight, limits=limits)
     reason = reason.decode() if isinstance(reason, bytes) else str(reason)
     # An in-flight denial has no known end: retry after a short, jittered pause.
     wait = int(wait_ms) / 1000 if reason != "in_flight" else settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS
@@ -319,16 +330,29 @@ def release(permit: Permit, *, actual_tokens: int | None) -> None:
         _local.release(permit)
         return
     keys = _keys(permit.pool)
+    limits = permit.limits or pool_limits(permit.pool)
     actual = permit.tokens if actual_tokens is None else max(0, int(actual_tokens))
     try:
-        _redis().eval(_RELEASE, 3, keys[1], keys[2], keys[3], permit.permit_id, permit.tokens, actual, permit.weight)
+        headroom = _redis().eval(_RELEASE, 5, keys[1], keys[2], keys[3], keys[0], keys[4], permit.permit_id,
+                                 permit.tokens, actual, permit.weight, limits.requests_per_minute,
+                                 _in_flight_limit(limits))
     except Exception:  # noqa: BLE001 - the permit's TTL returns it if this is lost
         logger.warning("could not release a capacity permit; its TTL will", extra={"pool": permit.pool})
+        return
+    _answered.headroom = (permit.pool, bool(headroom))
+
+
+# The headroom a release in this thread reported, kept for this thread's next has_headroom()
+# (a worker slot: release, validate, complete, then ask before its next claim). Any acquire or
+# cooldown in the thread forgets it; other processes may have taken the room meanwhile,
+# which the acquire after the claim still catches, as it does for has_headroom's own answer.
+_answered = threading.local()
 
 
 def start_cooldown(pool: str, *, seconds: float) -> float:
     """A provider 429: every worker of the pool waits ``seconds`` (the longest cooldown wins).
     Returns the cooldown remaining, in seconds."""
+    _answered.headroom = None
     keys = _keys(pool)
     try:
         remaining = _redis().eval(_COOLDOWN, 2, keys[4], keys[5], int(seconds * 1000))
@@ -361,6 +385,9 @@ def snapshot(limits: PoolLimits) -> PoolSnapshot | None:
 def has_headroom(limits: PoolLimits) -> bool:
     """A cheap pre-check before claiming a job for this pool (the acquire still decides):
     not cooling down, an in-flight permit and a request slot free."""
+    answered, _answered.headroom = getattr(_answered, "headroom", None), None
+    if answered is not None and answered[0] == limits.name:
+        return answered[1]
     keys = _keys(limits.name)
     try:
         return bool(_redis().eval(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute,

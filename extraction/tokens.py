@@ -33,8 +33,16 @@ def _encoding(model: str):
 def estimate_prompt_tokens(text: str, model: str) -> int:
     encoding = _encoding(model)
     if encoding is not None:
-        return len(encoding.encode(text)) + PROMPT_OVERHEAD_TOKENS
+        return _encoded_length(text, model) + PROMPT_OVERHEAD_TOKENS
     return math.ceil(len(text) / settings.TOKEN_ESTIMATE_CHARS_PER_TOKEN) + PROMPT_OVERHEAD_TOKENS
+
+
+# A document's text never changes (ACC-4) and the worker keeps the same string object for every
+# attempt (worker.load_document_text), so its count is looked up, not re-encoded: encoding a
+# page of text cost more CPU than the rest of a job's orchestration. A str caches its hash.
+@functools.lru_cache(maxsize=256)  # the worker's text cache holds as many documents
+def _encoded_length(text: str, model: str) -> int:
+    return len(_encoding(model).encode(text))
 
 
 def reservation(text: str, *, model: str, max_output_tokens: int) -> int:

@@ -128,3 +128,18 @@ def test_tokens_are_estimated_with_the_models_encoding_or_the_documented_fallbac
     import bpe_openai
 
     assert known == len(bpe_openai.encoding_for_model("gpt-4o").encode(text))  # the model's real BPE count
+
+
+def test_a_release_answers_the_next_headroom_question_of_its_thread_once(pool):
+    limits = _limits(pool, max_in_flight=1)
+    limiter.release(limiter.acquire(limits, tokens=1), actual_tokens=1)  # room again: 0 of 1 in flight
+    taken = []
+    other = threading.Thread(target=lambda: taken.append(limiter.acquire(limits, tokens=1)))
+    other.start()
+    other.join()
+    assert isinstance(taken[0], Permit)  # another slot took the room meanwhile
+    assert limiter.has_headroom(limits)  # the release's answer: one round trip saved, a pre-check only
+    assert not limiter.has_headroom(limits)  # asked again: Redis says the pool is full
+    limiter.release(taken[0], actual_tokens=1)
+    limiter.acquire(limits, tokens=1)  # an acquire in this thread forgets the release's answer
+    assert not limiter.has_headroom(limits)
