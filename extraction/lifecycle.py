@@ -395,8 +395,9 @@ _CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE.format(more="true")
 def _prepared_cursor() -> psycopg.Cursor:
     """A server-side-binding cursor on Django's connection, in its current transaction.
 
-    The claim runs thousands of times per connection and its plan costs several times its
-    execution; a prepared statement (per connection, kept by the pool) plans it once."""
+    The claim and the completion run thousands of times per connection and their plans cost
+    several times their execution; a prepared statement (per connection, kept by the pool)
+    plans each once."""
     connection.ensure_connection()
     return psycopg.Cursor(connection.connection)
 

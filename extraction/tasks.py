@@ -43,7 +43,7 @@ def wake_workers(count: int) -> int:
             run_slot.apply_async(producer=producer)
             sent += 1
     except Exception:  # noqa: BLE001
-        _wake_channel.__dict__.clear()  # a broken connection: the next wake opens another
+        _drop_wake_producer()  # a broken connection: the next wake opens another
         logger.warning("could not publish a worker wake-up; the scheduler will", exc_info=True)
     return sent
 
@@ -65,6 +65,16 @@ def _wake_producer():
         producer = current_app.amqp.Producer(connection)
         _wake_channel.producer = producer
     return producer
+
+
+def _drop_wake_producer() -> None:
+    producer = getattr(_wake_channel, "producer", None)
+    _wake_channel.producer = None
+    if producer is not None:
+        try:
+            producer.connection.release()
+        except Exception:  # noqa: BLE001 - closing what already broke
+            pass
 
 
 @shared_task(name="extraction.run_slot", acks_late=True, ignore_result=True)
