@@ -82,7 +82,7 @@ def use_fifo_claim() -> None:
     worker's own FIFO fallback."""
     from extraction import lifecycle
 
-    lifecycle._CLAIM_SQL = FIFO_NEXT + lifecycle._TAKE.format(more="true")
+    lifecycle._CLAIM_SQL = FIFO_NEXT + lifecycle._TAKE.format(more="true", seen="false")
 
 
 def use_naive_admission() -> None:
@@ -757,7 +757,7 @@ class RawClaimTimer:
             row = cursor.fetchone()
             elapsed = time.perf_counter() - started
         self.conn.rollback()
-        if row is None:
+        if row is None or row[0] is None:
             raise RuntimeError("the claim found no job")
         return elapsed
 

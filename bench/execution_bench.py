@@ -119,11 +119,17 @@ def window_costs(run: Run, before: lib.Counters, after: lib.Counters, jobs: int,
         "simulator": cpu["simulator"], "accepter": after.own_cpu - before.own_cpu,
     }
     budget_total = sum(budget.values())
+    model_call_cpu = after.model_call_cpu - before.model_call_cpu
     return {
         "window_seconds": round(seconds, 2),
         "cpu_ms_per_job": {name: round(cpu[name] * 1000 / jobs, 3) for name in cpu},
         "orchestration_cpu_ms_per_job": round(orchestration_cpu * 1000 / jobs, 3),
         "orchestration_cores": round(orchestration_cpu / seconds, 3),
+        # The client side of the model call (the OpenAI SDK and HTTP, inside the worker), which the
+        # orchestration figure above includes: apart, for the reading "model excluded" = the call.
+        "model_call_client_cpu_ms_per_job": round(model_call_cpu * 1000 / jobs, 3) if run.probe_dir else None,
+        "orchestration_cpu_ms_per_job_without_model_call": (
+            round((orchestration_cpu - model_call_cpu) * 1000 / jobs, 3) if run.probe_dir else None),
         "postgres_backend_cpu_ms_per_job_sampled": {
             name: round(v * 1000 / jobs, 3) for name, v in sorted(backend_cpu.items())},
         "transactions_per_job": {name: round(n / jobs, 3) for name, n in probe_total.items()},
@@ -306,6 +312,10 @@ def verdicts(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str, 
          tx <= TARGETS.transactions_per_job),
         ("CPU ms per job (relay+ingress+worker+scheduler)", f"{cost['orchestration_cpu_ms_per_job']}",
          f"<= {TARGETS.cpu_ms_per_job:.0f}", cost["orchestration_cpu_ms_per_job"] <= TARGETS.cpu_ms_per_job),
+        # Informational: the same figure with the model call's client side counted as the model's.
+        ("  the same without the model call's client side", f"{cost['orchestration_cpu_ms_per_job_without_model_call']}",
+         f"<= {TARGETS.cpu_ms_per_job:.0f}", (cost["orchestration_cpu_ms_per_job_without_model_call"] or 1e9)
+         <= TARGETS.cpu_ms_per_job),
         ("zero-latency throughput / SKIP LOCKED floor", f"{b['ratio']:.2f}", f">= {TARGETS.floor_ratio:.2f}",
          b["ratio"] >= TARGETS.floor_ratio),
     ]
@@ -324,7 +334,8 @@ def print_report(result: dict[str, Any]) -> None:
           f"{a['worker']['db_connections_busy_mean']}; worker RSS peak {a['worker']['rss_mib_peak']} MiB")
     for label, cost in (("(a)", a["cost"]), ("(b)", b["trials"][-1]["cost"])):
         print(f"    {label} per job: CPU ms {cost['cpu_ms_per_job']} → orchestration "
-              f"{cost['orchestration_cpu_ms_per_job']} ms; transactions {cost['transactions_per_job']} → "
+              f"{cost['orchestration_cpu_ms_per_job']} ms (of which the model call's client side, SDK + HTTP: "
+              f"{cost['model_call_client_cpu_ms_per_job']} ms); transactions {cost['transactions_per_job']} → "
               f"{cost['orchestration_transactions_per_job']} (pg_stat_database: "
               f"{cost['pg_stat_database_transactions_per_job']}); other processes on the machine "
               f"{cost['other_processes_cores']} cores")

@@ -589,6 +589,7 @@ class Counters:
     db_transactions: int
     bench_statements: int
     probe: dict[str, dict[str, int]]
+    model_call_cpu: float  # seconds the processes' threads spent inside the provider's extract (probe)
 
 
 def read_probe(probe_dir: Path | None) -> dict[str, dict[str, int]]:
@@ -615,7 +616,18 @@ def read_counters(services: Services, conn: psycopg.Connection, probe_dir: Path 
         db_transactions=database_transactions(conn),
         bench_statements=bench_statements,
         probe=read_probe(probe_dir),
+        model_call_cpu=read_model_call_cpu(probe_dir),
     )
+
+
+def read_model_call_cpu(probe_dir: Path | None) -> float:
+    total = 0.0
+    for name in ORCHESTRATION if probe_dir is not None else ():
+        try:
+            total += json.loads((probe_dir / f"{name}.json").read_text())["model_call"]["cpu_seconds"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            pass
+    return total
 
 
 def probe_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:

@@ -379,17 +379,19 @@ opened_attempt AS (
     SELECT id, attempt, fence, %(worker)s, now(), 'running', '', '', '', ''
       FROM taken
 )
--- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
--- than the rest of reading the row.
-SELECT id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
-       extract(epoch FROM deadline_at)::float8, more_eligible
-  FROM taken
+-- Always one row: the job taken (its columns NULL when none was), and whether the choice saw
+-- any candidate at all, so an empty claim says if a fallback could find one. The deadline as
+-- epoch seconds: the Python timestamptz loader Django installs costs more than the rest.
+SELECT t.id, t.tenant_id, t.document_id, t.schema, t.model_policy, t.options, t.attempt, t.max_attempts,
+       t.fence, extract(epoch FROM t.deadline_at)::float8, t.more_eligible, {seen} AS saw_candidates
+  FROM (SELECT) AS one LEFT JOIN taken AS t ON true
 """
 
 # "more": whether another job was eligible at the claim, so a slot that took the last one
 # stops after it instead of paying an empty claim (new jobs bring their own wake-ups).
-_CLAIM_SQL = _ELIGIBLE_TENANTS + _FAIR_NEXT + _TAKE.format(more="(SELECT count(*) FROM candidates) > 1")
-_CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE.format(more="true")
+_CLAIM_SQL = _ELIGIBLE_TENANTS + _FAIR_NEXT + _TAKE.format(
+    more="(SELECT count(*) FROM candidates) > 1", seen="EXISTS (SELECT FROM candidates)")
+_CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE.format(more="true", seen="true")
 
 
 def _prepared_cursor() -> psycopg.Cursor:
@@ -418,13 +420,15 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
     with _prepared_cursor() as cursor:
         cursor.execute(_CLAIM_SQL, params, prepare=True)
         row = cursor.fetchone()
-        if row is None:
+        if row[0] is None and row[-1]:
+            # Every fair candidate was locked by a concurrent claimer: take the next in order.
+            # With no candidate at all there is nothing a fallback could find.
             cursor.execute(_CLAIM_FALLBACK_SQL, params, prepare=True)
             row = cursor.fetchone()
-    if row is None:
+    if row[0] is None:
         return None
     (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
-     deadline_epoch, more_eligible) = row
+     deadline_epoch, more_eligible, _) = row
     if isinstance(options, str):
         options = json.loads(options)
     return Claim(job_id=job_id, tenant_id=tenant_id, document_id=document_id, schema=schema,

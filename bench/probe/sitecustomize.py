@@ -8,6 +8,11 @@ it does nothing, so the processes run exactly as in production.
 
 A transaction is named after its first statement: in autocommit mode every statement is its own
 transaction; otherwise psycopg opened one implicitly and the commit or rollback ends it.
+
+It also adds up the CPU time (``time.thread_time``) threads spend inside the OpenAI provider's
+``extract`` (the client side of the model call: the SDK building the request, HTTP, reading the
+answer), so the benchmark can show the orchestration with and without it. The wrapper goes on
+within half a second of the provider module's import, before any measured window.
 """
 from __future__ import annotations
 
@@ -83,18 +88,43 @@ def _install(path: str) -> None:
     psycopg.Connection.commit = commit
     psycopg.Connection.rollback = rollback
 
+    model_call = {"calls": 0, "cpu_seconds": 0.0}
+
+    def wrap_model_call() -> bool:
+        import sys
+
+        provider = getattr(sys.modules.get("extraction.providers.openai_compat"), "OpenAIProvider", None)
+        if provider is None:  # not imported yet, or still importing
+            return False
+        original_extract = provider.extract
+
+        def extract(self, request):
+            started = time.thread_time()
+            try:
+                return original_extract(self, request)
+            finally:
+                spent = time.thread_time() - started
+                with lock:
+                    model_call["calls"] += 1
+                    model_call["cpu_seconds"] += spent
+
+        provider.extract = extract
+        return True
+
     def dump() -> None:
         with lock:
             snapshot = {"pid": os.getpid(), "at": time.time(), "transactions": dict(transactions),
-                        "statements": dict(statements)}
+                        "statements": dict(statements), "model_call": dict(model_call)}
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as handle:
             json.dump(snapshot, handle)
         os.replace(tmp, path)
 
     def dump_forever() -> None:
+        wrapped = False
         while True:
             time.sleep(0.5)
+            wrapped = wrapped or wrap_model_call()
             try:
                 dump()
             except OSError:
