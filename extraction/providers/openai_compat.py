@@ -23,6 +23,8 @@ from extraction.schema import invoice_v1_json_schema
 
 _DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")
 
+MAX_CONNECTIONS = 1000
+
 # 408 is the server giving up waiting for us; 409 is OpenAI's "lock timeout, try again".
 _TRANSIENT_4XX = {408: ErrorKind.TIMEOUT, 409: ErrorKind.PROVIDER_ERROR}
 
@@ -93,7 +95,12 @@ class OpenAIProvider:
             raise ValueError(f"unknown token limit parameter {token_limit_parameter!r}")
         self.token_limit_parameter = token_limit_parameter
         self.connect_timeout_seconds = connect_timeout_seconds
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+        # Every call in flight holds a connection. The SDK's default pool keeps only 100 alive
+        # between calls, so a worker carrying 300 calls re-opened two in three connections for
+        # every call; as many kept alive as may be in flight (the SDK's own ceiling).
+        http_client = openai.DefaultHttpxClient(
+            limits=httpx2.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS))
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client)
 
     def close(self) -> None:
         self._client.close()
