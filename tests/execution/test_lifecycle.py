@@ -189,6 +189,31 @@ def test_a_claim_says_whether_another_job_was_eligible(tenant):
     assert lifecycle.claim_next_job(worker_id="w") is None
 
 
+def test_a_slot_claims_again_for_fresh_news_or_a_wake_up_the_full_pools_turned_away(tenant, settings):
+    """After an attempt that outlasted a scheduler interval, waiting jobs have their own wake-ups
+    (or the scheduler's): claiming again would leave one of them an empty claim. Unless a
+    wake-up of this process found every pool full and ended unclaimed: its job needs this slot."""
+    import time
+
+    from extraction.worker import WorkerRuntime, _worth_another_claim
+
+    settings.SCHEDULER_INTERVAL_SECONDS = 1.0
+    rt = WorkerRuntime(worker_id="w")
+    _ready_job(tenant)
+    _ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w")
+    assert claim.more_eligible
+    quick, slow = time.monotonic() - 0.2, time.monotonic() - 1.2
+    assert _worth_another_claim(claim, quick, rt)
+    assert not _worth_another_claim(claim, slow, rt)  # a model call of seconds
+    rt.note_starved_wake()
+    assert _worth_another_claim(claim, slow, rt)  # takes over the turned-away wake-up's job
+    assert not _worth_another_claim(claim, slow, rt)  # once
+    last = lifecycle.claim_next_job(worker_id="w")
+    rt.note_starved_wake()
+    assert not _worth_another_claim(last, quick, rt)  # nothing else was eligible
+
+
 def test_the_next_claim_marks_the_confirmed_rows_and_never_takes_them_again(tenant):
     from extraction.relay import claim_unpublished
 
