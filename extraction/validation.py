@@ -205,7 +205,7 @@ def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], 
     if vat_id and vat_id.strip():
         matched_by, match, wanted = "vat_id", "s.vat_id = %(wanted)s", normalize_vat_id(vat_id)
     elif name and name.strip():
-        # Django's iexact on PostgreSQL; comparable_name below then decides, as for a person.
+        # What Django's iexact does on PostgreSQL; comparable_name below then decides among them.
         matched_by, match, wanted = "name", "upper(s.name) = upper(%(wanted)s)", " ".join(name.split())
     else:
         matched_by, match, wanted = "", "false", None
