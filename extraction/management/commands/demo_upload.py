@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-import uuid
 from pathlib import Path
 
 import requests
@@ -39,12 +38,17 @@ class Command(BaseCommand):
                 doc = session.post(f"{base_url}/api/v1/documents", files={"file": (path.name, handle)}, timeout=30)
             if doc.status_code != 201:
                 raise CommandError(f"upload of {path.name} failed: {doc.status_code} {doc.text[:200]}")
-            job = session.post(f"{base_url}/api/v1/extraction-jobs", json={"document_id": doc.json()["id"]},
-                               headers={"Idempotency-Key": f"demo-{uuid.uuid4()}"}, timeout=30)
+            # The key is the document's: running the demo again replays the jobs it already
+            # submitted (the same document is stored once), so the demo ERP never gets an
+            # invoice twice however often the run command is started.
+            document_id = doc.json()["id"]
+            job = session.post(f"{base_url}/api/v1/extraction-jobs", json={"document_id": document_id},
+                               headers={"Idempotency-Key": f"demo-{document_id}"}, timeout=30)
             if job.status_code != 202:
                 raise CommandError(f"submit of {path.name} failed: {job.status_code} {job.text[:200]}")
             jobs[path.name] = job.headers["Location"]
-            self.stdout.write(f"accepted {path.name}: {job.headers['Location']}")
+            replayed = " (submitted by an earlier run)" if job.headers.get("Idempotent-Replayed") == "true" else ""
+            self.stdout.write(f"accepted {path.name}: {job.headers['Location']}{replayed}")
         deadline = time.monotonic() + timeout
         states: dict[str, dict] = {}
         while time.monotonic() < deadline:
