@@ -274,7 +274,7 @@ def _flat(output: dict[str, Any]) -> list[tuple[str, Any]]:
 
 @dataclass
 class Directory:
-    """In-memory supplier master data, looked up the way validation.lookup_master_data does."""
+    """In-memory supplier master data, looked up the way validation.tenant_policy does."""
 
     by_vat_id: dict[str, SupplierRecord] = field(default_factory=dict)
     by_name: dict[str, SupplierRecord] = field(default_factory=dict)

@@ -162,23 +162,31 @@ def _outbox(cursor, *, job_id: uuid.UUID, tenant_id: uuid.UUID, event_type: str,
     )
 
 
+# What an attempt's ledger row learns when it ends; ``{outcome}`` and ``{error}`` are the
+# expressions for those two columns (the completion statement swaps in the stale verdict).
+_ATTEMPT_ENDED = """
+    ended_at = coalesce(ended_at, now()), outcome = {outcome}, provider = %(provider)s,
+    model = %(model)s, provider_request_id = %(request_id)s, input_tokens = %(input_tokens)s,
+    output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s, http_status = %(http_status)s,
+    retry_after_seconds = %(retry_after)s, error_detail = {error}
+"""
+
+
+def _attempt_params(report: AttemptReport) -> dict[str, Any]:
+    return {
+        "outcome": report.outcome, "provider": report.provider, "model": report.model[:128],
+        "request_id": report.provider_request_id[:128], "input_tokens": report.input_tokens,
+        "output_tokens": report.output_tokens, "latency_ms": report.latency_ms,
+        "http_status": report.http_status, "retry_after": report.retry_after_seconds,
+        "error": report.error_detail[:2000],
+    }
+
+
 def _end_attempt(cursor, job_id: uuid.UUID, fence: int, report: AttemptReport) -> None:
     cursor.execute(
-        """
-        UPDATE extraction_attempts
-           SET ended_at = coalesce(ended_at, now()), outcome = %(outcome)s, provider = %(provider)s,
-               model = %(model)s, provider_request_id = %(request_id)s, input_tokens = %(input_tokens)s,
-               output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s, http_status = %(http_status)s,
-               retry_after_seconds = %(retry_after)s, error_detail = %(error)s
-         WHERE job_id = %(job)s AND fence = %(fence)s
-        """,
-        {
-            "outcome": report.outcome, "provider": report.provider, "model": report.model[:128],
-            "request_id": report.provider_request_id[:128], "input_tokens": report.input_tokens,
-            "output_tokens": report.output_tokens, "latency_ms": report.latency_ms,
-            "http_status": report.http_status, "retry_after": report.retry_after_seconds,
-            "error": report.error_detail[:2000], "job": job_id, "fence": fence,
-        },
+        "UPDATE extraction_attempts SET " + _ATTEMPT_ENDED.format(outcome="%(outcome)s", error="%(error)s")
+        + " WHERE job_id = %(job)s AND fence = %(fence)s",
+        {**_attempt_params(report), "job": job_id, "fence": fence},
     )
 
 
@@ -475,13 +483,7 @@ WITH moved AS (
 ),
 ended AS (
     UPDATE extraction_attempts
-       SET ended_at = coalesce(ended_at, now()),
-           outcome = CASE WHEN EXISTS (SELECT FROM moved) THEN %(outcome)s ELSE 'stale_completion' END,
-           provider = %(provider)s, model = %(model)s, provider_request_id = %(request_id)s,
-           input_tokens = %(input_tokens)s, output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s,
-           http_status = %(http_status)s, retry_after_seconds = %(retry_after)s,
-           error_detail = CASE WHEN EXISTS (SELECT FROM moved) THEN %(error)s
-                               ELSE 'completion refused: fence or lease no longer ours' END
+       SET {attempt_ended}
      WHERE job_id = %(job)s AND fence = %(fence)s
     RETURNING coalesce(input_tokens, 0) + coalesce(output_tokens, 0) AS tokens
 ),
@@ -512,7 +514,11 @@ published AS (
       FROM moved
 )
 SELECT tenant_id, state_version FROM moved
-""".format(budget=_BUDGET_RELEASED.format(
+""".format(attempt_ended=_ATTEMPT_ENDED.format(
+    outcome="CASE WHEN EXISTS (SELECT FROM moved) THEN %(outcome)s ELSE 'stale_completion' END",
+    error="CASE WHEN EXISTS (SELECT FROM moved) THEN %(error)s "
+          "ELSE 'completion refused: fence or lease no longer ours' END",
+), budget=_BUDGET_RELEASED.format(
     bytes="moved.byte_size", tokens="moved.estimated_tokens",
     used=f"(({_TOKENS_USED} WHERE job_id = %(job)s AND fence <> %(fence)s) + (SELECT coalesce(sum(tokens), 0) FROM ended))"))
 
@@ -535,11 +541,7 @@ def complete_job(
         "job": claim.job_id, "fence": claim.fence, "attempt": claim.attempt, "to": to_state,
         "reason": "review_required" if review_required else "succeeded",
         "detail": json.dumps({"attempt": claim.attempt, "fence": claim.fence, "policy_version": policy_version}),
-        "outcome": report.outcome, "provider": report.provider, "model": report.model[:128],
-        "request_id": report.provider_request_id[:128], "input_tokens": report.input_tokens,
-        "output_tokens": report.output_tokens, "latency_ms": report.latency_ms,
-        "http_status": report.http_status, "retry_after": report.retry_after_seconds,
-        "error": report.error_detail[:2000], "output": json.dumps(output), "validation": json.dumps(validation),
+        **_attempt_params(report), "output": json.dumps(output), "validation": json.dumps(validation),
         "policy_version": policy_version, "price": _price_micros(claim.model_policy),
         "event_id": uuid.uuid4(), "event_type": REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT,
     }

@@ -226,7 +226,8 @@ def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], 
         raise Tenant.DoesNotExist(f"tenant {tenant_id} does not exist")
     currencies, overrides, has_records, candidates = (_json(value) for value in row)
     if matched_by == "name":
-        candidates = [c for c in candidates if comparable_name(c[0]) == comparable_name(name)]
+        wanted_name = comparable_name(name)
+        candidates = [c for c in candidates if comparable_name(c[0]) == wanted_name]
     record = SupplierRecord(*candidates[0]) if candidates else None
     master = MasterData(has_records=bool(has_records), supplier=record, matched_by=matched_by if record else "")
     return currencies or [], overrides or {}, master
