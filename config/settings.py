@@ -107,6 +107,14 @@ DATABASES = {
             # A request or worker step never needs long; a stuck one must not pin the
             # MVCC horizon of the hot queue tables.
             "options": "-c idle_in_transaction_session_timeout=30000 -c statement_timeout=30000",
+            # Django turns psycopg's prepared statements off (prepare_threshold None), and then
+            # psycopg ignores even an explicit ``prepare=True``. The hot statements (the claim,
+            # the completion, the ingress and relay steps) ask for it: planning the claim
+            # cost PostgreSQL about three times executing it. The threshold is out of reach, so
+            # nothing else is prepared by itself (the ORM's client-side cursors never are).
+            # Off behind a pooler in transaction mode, where a session's statements do not
+            # follow the client.
+            "prepare_threshold": 2**31 - 1 if env_bool("POSTGRES_PREPARED_STATEMENTS", True) else None,
         },
         "TEST": {"NAME": env("POSTGRES_TEST_DB", "test_extraction")},
     }

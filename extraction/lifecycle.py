@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-import psycopg
 from django.conf import settings
 from django.db import connection, transaction
+
+from config.db import prepared_cursor
 
 from .models import PENDING_STATES, AttemptOutcome, JobState
 
@@ -214,7 +215,7 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
     """
     digest = payload_digest(payload)
     job_id = uuid.UUID(str(payload["job_id"]))
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         # The usual case in one statement: the inbox row, the move to READY and its event
         # (ACCEPTED and READY are both pending: no budget changes hands).
         cursor.execute(
@@ -240,7 +241,7 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
             )
             SELECT EXISTS (SELECT FROM moved) FROM inbox
             """,
-            {"event": event_id, "digest": digest, "job": job_id},
+            {"event": event_id, "digest": digest, "job": job_id}, prepare=True,
         )
         taken_in = cursor.fetchone()
         if taken_in is not None:
@@ -294,7 +295,9 @@ _ELIGIBLE_TENANTS = """
 WITH running AS (
     SELECT tenant_id, count(*) AS n FROM extraction_jobs WHERE state = 'RUNNING' GROUP BY tenant_id
 ),
-tenants AS (
+-- MATERIALIZED: the candidates' probes start from these few tenants in every plan; inlined,
+-- a generic plan probed the job index for every tenant and joined the result afterwards.
+tenants AS MATERIALIZED (
     SELECT t.id, t.weight, coalesce(r.n, 0) AS running
       FROM accounts_tenantusage u
       JOIN accounts_tenant t ON t.id = u.tenant_id
@@ -333,14 +336,20 @@ candidates AS (
      -- candidate slot until expire_deadlines takes it, within a scheduler interval.
      WHERE c.deadline_at > now()
 ),
+-- Each candidate in order is looked up by its key and locked unless another claimer holds it,
+-- until one is taken. LATERAL keeps the lookup by key whatever the plan: as a plain join, the
+-- generic plan of the prepared claim (planned while the queue was short) read every runnable
+-- job to join with the 64 candidates, a cost that grew with the backlog.
 next AS (
-    SELECT j.id, j.state AS prior_state
-      FROM extraction_jobs j
-      JOIN (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
-        ON c.id = j.id
-     WHERE j.state IN ('READY', 'RETRY_SCHEDULED')
+    SELECT j.id, j.prior_state
+      FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
+      CROSS JOIN LATERAL (
+          SELECT j.id, j.state AS prior_state
+            FROM extraction_jobs j
+           WHERE j.id = c.id AND j.state IN ('READY', 'RETRY_SCHEDULED')
+             FOR UPDATE SKIP LOCKED
+      ) AS j
      ORDER BY c.share, c.effective_at
-     FOR UPDATE OF j SKIP LOCKED
      LIMIT 1
 )
 """
@@ -402,16 +411,6 @@ _CLAIM_SQL = _ELIGIBLE_TENANTS + _FAIR_NEXT + _TAKE.format(
 _CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE.format(more="true", seen="true")
 
 
-def _prepared_cursor() -> psycopg.Cursor:
-    """A server-side-binding cursor on Django's connection, in its current transaction.
-
-    The claim and the completion run thousands of times per connection and their plans cost
-    several times their execution; a prepared statement (per connection, kept by the pool)
-    plans each once."""
-    connection.ensure_connection()
-    return psycopg.Cursor(connection.connection)
-
-
 def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
                    lease_seconds: float | None = None) -> Claim | None:
     """EXE-1: take the next runnable job, chosen fairly (see ``_CLAIM_SQL``), or None.
@@ -425,7 +424,7 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
         "worker": worker_id, "lease": float(lease), "policies": list(policies or settings.MODEL_POLICIES),
         "boost": float(settings.INTERACTIVE_PRIORITY_BOOST_SECONDS), "per_tenant": 4, "window": 64,
     }
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_CLAIM_SQL, params, prepare=True)
         row = cursor.fetchone()
         if row[0] is None and row[-1]:
@@ -545,7 +544,7 @@ def complete_job(
         "policy_version": policy_version, "price": _price_micros(claim.model_policy),
         "event_id": uuid.uuid4(), "event_type": REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT,
     }
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_COMPLETE_SQL, params, prepare=True)
         moved = cursor.fetchone()
     if moved is None:

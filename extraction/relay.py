@@ -21,6 +21,7 @@ from django.db import connection
 from kombu import Connection, Exchange, Producer
 
 from config.celery import app as celery_app
+from config.db import prepared_cursor
 from config.topology import DEAD_LETTER_EVENTS_EXCHANGE, DELIVERY, INGRESS, WORK_EXCHANGE, declare_topology
 
 from .faults import fault_point
@@ -69,7 +70,7 @@ def claim_unpublished(*, batch_size: int, claim_seconds: float,
     relay wake-up instead of three (claim, mark, an empty claim). One statement, so it runs in
     autocommit: no BEGIN and COMMIT round trips around it.
     """
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             """
             WITH marked AS (
@@ -89,7 +90,7 @@ def claim_unpublished(*, batch_size: int, claim_seconds: float,
                     LIMIT %(limit)s)
             RETURNING o.event_id, o.event_type, o.payload, o.created_at
             """,
-            {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed)},
+            {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed)}, prepare=True,
         )
         rows = sorted(cursor.fetchall(), key=lambda r: r[3])
     return [OutboxRow(r[0], r[1], r[2] if isinstance(r[2], dict) else json.loads(r[2])) for r in rows]

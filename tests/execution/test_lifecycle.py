@@ -226,3 +226,29 @@ def test_the_next_claim_marks_the_confirmed_rows_and_never_takes_them_again(tena
     published = dict(OutboxEvent.objects.values_list("event_id", "published_at"))
     assert published[first[0].event_id] is not None and published[second[0].event_id] is None
     assert claim_unpublished(batch_size=10, claim_seconds=30, confirmed=[]) == []
+
+
+def test_the_hot_statements_are_planned_once_per_connection(tenant):
+    """Django turns psycopg's prepared statements off unless asked, and psycopg then ignores
+    ``prepare=True``: the claim was planned on every call (its planning cost PostgreSQL more
+    than running it). The claim, completion, ingress and relay statements are prepared now."""
+    from extraction.relay import claim_unpublished
+
+    def prepared() -> list[str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            return [row[0] for row in cursor.fetchall()]
+
+    _ready_job(tenant)
+    _ready_job(tenant)
+    claim_unpublished(batch_size=10, claim_seconds=30)
+    first = lifecycle.claim_next_job(worker_id="w")
+    assert _complete(first)
+    statements = prepared()
+    for marker in ("INSERT INTO execution_inbox", "candidates AS", "ended AS", "WITH marked AS"):
+        assert sum(marker in s for s in statements) == 1, (marker, statements)
+    # The next of each reuses its statement instead of preparing another.
+    lifecycle.claim_next_job(worker_id="w")
+    _ready_job(tenant)
+    claim_unpublished(batch_size=10, claim_seconds=30)
+    assert len(prepared()) == len(statements)
