@@ -738,8 +738,9 @@ class RawClaimTimer:
     """The bare claim statement (_CLAIM_SQL unless given) on its own connection, in ``schema``:
     each execution in a
     transaction that is rolled back, so every claim sees the same rows. A client-side-binding
-    cursor, as Django's psycopg backend uses: the statement is planned at every execution,
-    as in production."""
+    cursor, as Django's psycopg backend uses: the statement is planned at every execution (the
+    worker's claim is prepared once per connection, which ClaimNextJobTimer measures; a rollback
+    would drop psycopg's prepared statements, so this one cannot be)."""
 
     def __init__(self, schema: str, *, sql: str | None = None) -> None:
         from extraction.lifecycle import _CLAIM_SQL
