@@ -357,13 +357,17 @@ next AS (
 # When more claimers arrive at once than there are fair candidates, the fair pick finds them
 # all locked; the job is then taken in plain order of availability among the same eligible
 # tenants (caps still apply), so a burst of claimers never comes back empty while work waits.
+# The tenants as an array filter keep this a walk of job_runnable_idx in its own order that
+# stops at the first unlocked job; as a join, the planner (misjudging how many runnable jobs
+# the join keeps) read and sorted every runnable job of those tenants, 2.6–5 ms per fallback
+# with 3,000 waiting, and more with every job added.
 _FIFO_NEXT = """
 next AS (
     SELECT j.id, j.state AS prior_state
       FROM extraction_jobs j
-      JOIN tenants tn ON tn.id = j.tenant_id
      WHERE j.state IN ('READY', 'RETRY_SCHEDULED') AND j.available_at <= now()
        AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
+       AND j.tenant_id = ANY(ARRAY(SELECT id FROM tenants))
      ORDER BY j.available_at, j.id
      FOR UPDATE OF j SKIP LOCKED
      LIMIT 1

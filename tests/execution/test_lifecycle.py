@@ -252,3 +252,25 @@ def test_the_hot_statements_are_planned_once_per_connection(tenant):
     _ready_job(tenant)
     claim_unpublished(batch_size=10, claim_seconds=30)
     assert len(prepared()) == len(statements)
+
+
+def test_claimers_beyond_the_fair_candidates_take_the_oldest_unlocked_job_of_an_eligible_tenant(tenant):
+    """The fair pick offers a tenant's four oldest jobs; a claimer that finds them all locked
+    by concurrent claimers falls back to plain order of availability, still only among tenants
+    below their in-flight cap, instead of coming back empty."""
+    import psycopg
+
+    from tests.conftest import make_tenant_context
+
+    capped = make_tenant_context(f"c-{uuid.uuid4().hex[:8]}", max_in_flight=1)
+    capped_first, capped_second = _ready_job(capped), _ready_job(capped)
+    jobs = [_ready_job(tenant) for _ in range(6)]
+    assert str(lifecycle.claim_next_job(worker_id="w").job_id) == capped_first  # the capped tenant is full now
+    db = connection.settings_dict
+    with psycopg.connect(host=db["HOST"], port=db["PORT"], dbname=db["NAME"], user=db["USER"]) as other:
+        other.execute("SELECT id FROM extraction_jobs WHERE id = ANY(%s::uuid[]) FOR UPDATE", [jobs[:4]])
+        claim = lifecycle.claim_next_job(worker_id="w")
+        other.rollback()
+    # Not capped_second (older, but its tenant is at its cap), not the four locked ones.
+    assert str(claim.job_id) == jobs[4]
+    assert ExtractionJob.objects.get(pk=capped_second).state == "READY"
