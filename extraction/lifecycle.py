@@ -360,7 +360,8 @@ next AS (
 # The tenants as an array filter keep this a walk of job_runnable_idx in its own order that
 # stops at the first unlocked job; as a join, the planner (misjudging how many runnable jobs
 # the join keeps) read and sorted every runnable job of those tenants, 2.6–5 ms per fallback
-# with 3,000 waiting, and more with every job added.
+# with 3,000 waiting, and more with every job added. The walk's bound instead: the runnable
+# jobs of tenants at their cap that are older than the job taken (filtered out on the way).
 _FIFO_NEXT = """
 next AS (
     SELECT j.id, j.state AS prior_state
