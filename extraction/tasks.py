@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 
 from celery import current_app, shared_task
 from celery.signals import worker_shutting_down
+
+from config.topology import LLM, WORK_EXCHANGE
 
 from . import lifecycle, worker
 from .acceptance import REQUESTED_EVENT
@@ -40,7 +43,14 @@ def wake_workers(count: int) -> int:
     try:
         producer = _wake_producer()
         for _ in range(count):
-            run_slot.apply_async(producer=producer)
+            # Celery builds the message; publishing it ourselves skips apply_async's routing
+            # and option merging, which cost three times the publish (0.44–0.70 ms against
+            # 0.19 ms per wake-up, measured in one process).
+            task_id = str(uuid.uuid4())
+            message = current_app.amqp.as_task_v2(task_id, run_slot.name, args=(), kwargs={},
+                                                  argsrepr="()", kwargsrepr="{}")
+            producer.publish(message.body, exchange=WORK_EXCHANGE, routing_key=LLM, headers=message.headers,
+                             serializer="json", delivery_mode=2, declare=[], retry=False, **message.properties)
             sent += 1
     except Exception:  # noqa: BLE001
         _drop_wake_producer()  # a broken connection: the next wake opens another

@@ -121,3 +121,20 @@ def test_scheduler_on_a_broker_nobody_declared_yet_declares_the_queues(transacti
             assert queue_depth(settings.BROKER_URL, queue.name) == 0  # declared (a 404 would raise)
     finally:
         subprocess.run(["rabbitmqctl", "delete_vhost", name], capture_output=True, check=False)
+
+
+def test_a_wake_up_alone_makes_an_llm_worker_run_a_ready_job(processes, tenant, broker):
+    """The wake-up message is built by Celery and published by us (not apply_async): a real
+    worker must take it as its run_slot task. No relay, ingress or scheduler runs here, so
+    nothing but this one message can make the worker claim the job."""
+    from extraction import lifecycle
+    from extraction.tasks import _drop_wake_producer, wake_workers
+
+    job_id = submit(tenant)
+    requested = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
+    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
+    processes.celery("llm-only", "llm")
+    _drop_wake_producer()  # a producer of an earlier test may point at another broker URL
+    assert wake_workers(1) == 1
+    wait_for(lambda: all_terminal([job_id]), timeout=60)
+    assert ExtractionJob.objects.get(pk=job_id).state in ("SUCCEEDED", "REVIEW_REQUIRED")
