@@ -82,7 +82,7 @@ def use_fifo_claim() -> None:
     worker's own FIFO fallback."""
     from extraction import lifecycle
 
-    lifecycle._CLAIM_SQL = FIFO_NEXT + lifecycle._TAKE.format(more="true", seen="false")
+    lifecycle._CLAIM_SQL = FIFO_NEXT + lifecycle._TAKE.format(more="true")
 
 
 def use_naive_admission() -> None:

@@ -340,38 +340,40 @@ candidates AS (
 -- until one is taken. LATERAL keeps the lookup by key whatever the plan: as a plain join, the
 -- generic plan of the prepared claim (planned while the queue was short) read every runnable
 -- job to join with the 64 candidates, a cost that grew with the backlog.
+--
+-- When more claimers arrive at once than there are fair candidates, the fair pick finds them
+-- all locked; the job is then taken in plain order of availability among the same eligible
+-- tenants (caps still apply), so a burst of claimers never comes back empty while work waits.
+-- The second arm of the UNION ALL runs only when the first returned nothing (LIMIT 1 over an
+-- Append), and not at all when there was no candidate to lock (then it could find nothing):
+-- still one statement. The tenants as an array filter keep it a walk of job_runnable_idx in
+-- its own order that stops at the first unlocked job; as a join, the planner (misjudging how
+-- many runnable jobs the join keeps) read and sorted every runnable job of those tenants,
+-- 2.6–5 ms with 3,000 waiting, and more with every job added. The walk's bound instead: the
+-- runnable jobs of tenants at their cap that are older than the job taken.
 next AS (
-    SELECT j.id, j.prior_state
-      FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
-      CROSS JOIN LATERAL (
-          SELECT j.id, j.state AS prior_state
-            FROM extraction_jobs j
-           WHERE j.id = c.id AND j.state IN ('READY', 'RETRY_SCHEDULED')
-             FOR UPDATE SKIP LOCKED
-      ) AS j
-     ORDER BY c.share, c.effective_at
-     LIMIT 1
-)
-"""
-
-# When more claimers arrive at once than there are fair candidates, the fair pick finds them
-# all locked; the job is then taken in plain order of availability among the same eligible
-# tenants (caps still apply), so a burst of claimers never comes back empty while work waits.
-# The tenants as an array filter keep this a walk of job_runnable_idx in its own order that
-# stops at the first unlocked job; as a join, the planner (misjudging how many runnable jobs
-# the join keeps) read and sorted every runnable job of those tenants, 2.6–5 ms per fallback
-# with 3,000 waiting, and more with every job added. The walk's bound instead: the runnable
-# jobs of tenants at their cap that are older than the job taken (filtered out on the way).
-_FIFO_NEXT = """
-next AS (
-    SELECT j.id, j.state AS prior_state
-      FROM extraction_jobs j
-     WHERE j.state IN ('READY', 'RETRY_SCHEDULED') AND j.available_at <= now()
-       AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
-       AND j.tenant_id = ANY(ARRAY(SELECT id FROM tenants))
-     ORDER BY j.available_at, j.id
-     FOR UPDATE OF j SKIP LOCKED
-     LIMIT 1
+    (SELECT j.id, j.prior_state, false AS fallback
+       FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
+       CROSS JOIN LATERAL (
+           SELECT j.id, j.state AS prior_state
+             FROM extraction_jobs j
+            WHERE j.id = c.id AND j.state IN ('READY', 'RETRY_SCHEDULED')
+              FOR UPDATE SKIP LOCKED
+       ) AS j
+      ORDER BY c.share, c.effective_at
+      LIMIT 1)
+    UNION ALL
+    (SELECT id, prior_state, true AS fallback FROM (
+        SELECT j.id, j.state AS prior_state
+          FROM extraction_jobs j
+         WHERE EXISTS (SELECT FROM candidates)
+           AND j.state IN ('READY', 'RETRY_SCHEDULED') AND j.available_at <= now()
+           AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
+           AND j.tenant_id = ANY(ARRAY(SELECT id FROM tenants))
+         ORDER BY j.available_at, j.id
+         FOR UPDATE OF j SKIP LOCKED
+         LIMIT 1) AS in_order)
+    LIMIT 1
 )
 """
 
@@ -401,19 +403,18 @@ opened_attempt AS (
     SELECT id, attempt, fence, %(worker)s, now(), 'running', '', '', '', ''
       FROM taken
 )
--- Always one row: the job taken (its columns NULL when none was), and whether the choice saw
--- any candidate at all, so an empty claim says if a fallback could find one. The deadline as
--- epoch seconds: the Python timestamptz loader Django installs costs more than the rest.
-SELECT t.id, t.tenant_id, t.document_id, t.schema, t.model_policy, t.options, t.attempt, t.max_attempts,
-       t.fence, extract(epoch FROM t.deadline_at)::float8, t.more_eligible, {seen} AS saw_candidates
-  FROM (SELECT) AS one LEFT JOIN taken AS t ON true
+-- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
+-- than the rest of reading the row.
+SELECT id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts,
+       fence, extract(epoch FROM deadline_at)::float8, more_eligible
+  FROM taken
 """
 
 # "more": whether another job was eligible at the claim, so a slot that took the last one
 # stops after it instead of paying an empty claim (new jobs bring their own wake-ups).
+# After the fallback, more was eligible by definition (fair candidates were there, locked).
 _CLAIM_SQL = _ELIGIBLE_TENANTS + _FAIR_NEXT + _TAKE.format(
-    more="(SELECT count(*) FROM candidates) > 1", seen="EXISTS (SELECT FROM candidates)")
-_CLAIM_FALLBACK_SQL = _ELIGIBLE_TENANTS + _FIFO_NEXT + _TAKE.format(more="true", seen="true")
+    more="next.fallback OR (SELECT count(*) FROM candidates) > 1")
 
 
 def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
@@ -432,15 +433,10 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
     with prepared_cursor() as cursor:
         cursor.execute(_CLAIM_SQL, params, prepare=True)
         row = cursor.fetchone()
-        if row[0] is None and row[-1]:
-            # Every fair candidate was locked by a concurrent claimer: take the next in order.
-            # With no candidate at all there is nothing a fallback could find.
-            cursor.execute(_CLAIM_FALLBACK_SQL, params, prepare=True)
-            row = cursor.fetchone()
-    if row[0] is None:
+    if row is None:
         return None
     (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
-     deadline_epoch, more_eligible, _) = row
+     deadline_epoch, more_eligible) = row
     if isinstance(options, str):
         options = json.loads(options)
     return Claim(job_id=job_id, tenant_id=tenant_id, document_id=document_id, schema=schema,
