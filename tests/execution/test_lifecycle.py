@@ -273,4 +273,5 @@ def test_claimers_beyond_the_fair_candidates_take_the_oldest_unlocked_job_of_an_
         other.rollback()
     # Not capped_second (older, but its tenant is at its cap), not the four locked ones.
     assert str(claim.job_id) == jobs[4]
+    assert claim.more_eligible  # the locked ones are still waiting
     assert ExtractionJob.objects.get(pk=capped_second).state == "READY"
