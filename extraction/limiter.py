@@ -349,6 +349,14 @@ def release(permit: Permit, *, actual_tokens: int | None) -> None:
 _answered = threading.local()
 
 
+def forget_answered_headroom() -> None:
+    """Drop this thread's kept answer: it is only as good as the moment of its release. A
+    worker slot calls this when a new wake-up starts: a thread pool's thread may get its next
+    wake-up seconds later, and an old "no room" turned that wake-up away while the pool had
+    room again (the capacity benchmark's utilization fell from 1.00 to 0.94)."""
+    _answered.headroom = None
+
+
 def start_cooldown(pool: str, *, seconds: float) -> float:
     """A provider 429: every worker of the pool waits ``seconds`` (the longest cooldown wins).
     Returns the cooldown remaining, in seconds."""
