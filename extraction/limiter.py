@@ -352,8 +352,8 @@ _answered = threading.local()
 def forget_answered_headroom() -> None:
     """Drop this thread's kept answer: it is only as good as the moment of its release. A
     worker slot calls this when a new wake-up starts: a thread pool's thread may get its next
-    wake-up seconds later, and an old "no room" turned that wake-up away while the pool had
-    room again (the capacity benchmark's utilization fell from 1.00 to 0.94)."""
+    wake-up seconds later, and an old "no room" would turn that wake-up away while the pool
+    has room again."""
     _answered.headroom = None
 
 
