@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 import pytest
@@ -74,6 +75,24 @@ def test_asks_for_strict_structured_output_with_job_headers(provider, sim):
     assert sent["json_schema_name"] == JSON_SCHEMA_NAME and sent["json_schema_strict"] is True
     assert sent["json_schema_properties"] == sorted(invoice_v1_json_schema()["properties"])
     assert sent["max_completion_tokens"] == 1234 and sent["max_tokens"] is None
+
+
+def test_each_thread_calls_through_a_client_of_its_own_and_close_closes_them_all(provider):
+    # httpx walks every connection of a pool on each request: one pool per thread stays tiny.
+    def two_calls(job: str) -> list[object]:
+        provider.extract(extraction_request(job_id=job))
+        first = provider._client()
+        provider.extract(extraction_request(job_id=job))
+        return [first, provider._client()]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        used = list(pool.map(two_calls, ["a", "b", "c", "d"]))
+
+    assert all(first is second for first, second in used)  # a thread keeps its client
+    assert len({id(first) for first, _ in used}) == 4  # and no other thread shares it
+    clients = [first for first, _ in used]
+    provider.close()
+    assert all(client.is_closed() for client in clients)
 
 
 def test_older_servers_get_max_tokens(sim):
