@@ -10,6 +10,8 @@ from config.celery import app
 from config.topology import work_queue
 
 QUEUE = work_queue("stackfloor")  # the work queues' exchange and quorum arguments
+# Where the terminal-like events go: published, never consumed here (nor in execution_bench.py).
+TERMINAL_QUEUE = work_queue("stackfloor.terminal")
 TASK = "bench.stack_floor.noop"
 
 app.conf.task_queues = (*app.conf.task_queues, QUEUE)
