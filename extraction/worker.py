@@ -56,6 +56,9 @@ class WorkerRuntime:
         self._in_flight: dict[uuid.UUID, Claim] = {}
         self._lost: set[uuid.UUID] = set()
         self._heartbeat: threading.Thread | None = None
+        # Jobs a slot took by claiming again (with no wake-up spent on them) and ran to
+        # completion: their own wake-ups, still queued, have nothing left to do (run_slot).
+        self._ran_unwoken: OrderedDict[uuid.UUID, None] = OrderedDict()
 
     # -- in-flight registry -----------------------------------------------------------------
     def track(self, claim: Claim) -> None:
@@ -75,6 +78,17 @@ class WorkerRuntime:
     def in_flight(self) -> int:
         with self._lock:
             return len(self._in_flight)
+
+    def ran_unwoken(self, job_id: uuid.UUID) -> None:
+        with self._lock:
+            self._ran_unwoken[job_id] = None
+            while len(self._ran_unwoken) > RAN_UNWOKEN_KEPT:
+                self._ran_unwoken.popitem(last=False)
+
+    def take_spent_wake_up(self, job_id: uuid.UUID) -> bool:
+        """True (once) if a slot of this process already ran ``job_id`` without its wake-up."""
+        with self._lock:
+            return self._ran_unwoken.pop(job_id, False) is None
 
     # -- heartbeat (EXE-2) ---------------------------------------------------------------------
     def _ensure_heartbeat(self) -> None:
@@ -107,6 +121,10 @@ class WorkerRuntime:
             except Exception:  # noqa: BLE001 - a failed beat is retried; the lease has margin
                 logger.exception("heartbeat failed")
 
+
+# Enough for the wake-ups a busy worker has queued (prefetch: one per thread); a job
+# forgotten here only costs its wake-up a claim, as before.
+RAN_UNWOKEN_KEPT = 10_000
 
 _runtime: WorkerRuntime | None = None
 _runtime_lock = threading.Lock()
@@ -311,7 +329,8 @@ def _after_provider_error(claim: Claim, error: ProviderError, provider: str,
     return result
 
 
-def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = None, max_jobs: int | None = None) -> int:
+def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = None, max_jobs: int | None = None,
+             woken_for: str | None = None) -> int:
     """One worker slot: claim and run jobs while the last claim saw another eligible job (or
     until a bound is reached).
 
@@ -322,10 +341,19 @@ def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = Non
     attempt was short cut one empty claim per job where every job brings its own wake-up, but
     left such jobs to the sweep: the capacity benchmark's utilization fell from 1.00 to 0.93.)
 
+    Such a claim often takes a job whose wake-up is still queued behind busy threads (a
+    backlog). ``woken_for`` names the job a wake-up was sent for: when a slot of this process
+    already ran that job to completion by claiming again, the wake-up is spent and stops
+    here, without the pre-check and the claim that would find nothing of its own. Only those:
+    a job that a first claim took (its wake-up spent on it, or on another job that still needs
+    one), or that went back to waiting (handed back, retried, lost), keeps its wake-up's claim.
+
     Returns the number of attempts run: 0 means "no work found". A slot stops claiming as
     soon as the process is stopping; the attempt in hand is finished.
     """
     rt = rt or runtime()
+    if woken_for is not None and rt.take_spent_wake_up(_job_id(woken_for)):
+        return 0
     max_seconds = settings.WORKER_SLOT_SECONDS if max_seconds is None else max_seconds
     started = time.monotonic()
     ran = 0
@@ -340,13 +368,25 @@ def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = Non
             claim = lifecycle.claim_next_job(worker_id=rt.worker_id, policies=policies)
         if claim is None:
             break
+        claimed_again = ran > 0
         ran += 1
         try:
-            if execute_attempt(claim, rt) == "deferred" or not claim.more_eligible:
-                break
+            outcome = execute_attempt(claim, rt)
         except Exception:  # noqa: BLE001 - a bug in one attempt must not kill the slot
             logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())
+            continue
+        if claimed_again and outcome == "completed":
+            rt.ran_unwoken(claim.job_id)
+        if outcome == "deferred" or not claim.more_eligible:
+            break
     return ran
+
+
+def _job_id(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None  # a malformed hint is only a plain wake-up
 
 
 def policies_with_capacity() -> list[str]:

@@ -135,6 +135,6 @@ def test_a_wake_up_alone_makes_an_llm_worker_run_a_ready_job(processes, tenant, 
     assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
     processes.celery("llm-only", "llm")
     _drop_wake_producer()  # a producer of an earlier test may point at another broker URL
-    assert wake_workers(1) == 1
+    assert wake_workers(1, job_id=job_id) == 1  # as the ingress sends it: naming its job
     wait_for(lambda: all_terminal([job_id]), timeout=60)
     assert ExtractionJob.objects.get(pk=job_id).state in ("SUCCEEDED", "REVIEW_REQUIRED")

@@ -203,6 +203,28 @@ def test_one_wake_up_runs_every_eligible_job_and_stops_when_none_is_left(tenant,
         "SUCCEEDED", "REVIEW_REQUIRED"}
 
 
+def test_a_wake_up_whose_job_a_slot_ran_by_claiming_again_stops_without_a_claim(tenant):
+    """In a backlog a slot claiming again takes jobs whose wake-ups are still queued; each such
+    wake-up then paid a pre-check and a claim that found nothing of its own. It is dropped now,
+    once, and only for a job run that way; a wake-up spent by a first claim still claims."""
+    from extraction.worker import WorkerRuntime, run_slot
+
+    rt = WorkerRuntime(worker_id="w")
+    first, second = _ready_job(tenant), _ready_job(tenant)
+    assert run_slot(rt, woken_for=first) == 2  # took first, then second by claiming again
+
+    later = _ready_job(tenant)
+    assert run_slot(rt, woken_for=second) == 0  # second's wake-up is spent: no claim
+    assert ExtractionJob.objects.get(pk=later).state == "READY"
+    assert run_slot(rt, woken_for=first) == 1  # first's was spent on first: it claims (later)
+    assert ExtractionJob.objects.get(pk=later).state in ("SUCCEEDED", "REVIEW_REQUIRED")
+
+    last = _ready_job(tenant)
+    assert run_slot(rt, woken_for=second) == 1  # dropped once only (a redelivery claims)
+    assert run_slot(rt, woken_for="not-a-job-id") == 0  # a malformed hint is a plain wake-up
+    assert ExtractionJob.objects.get(pk=last).state in ("SUCCEEDED", "REVIEW_REQUIRED")
+
+
 def test_the_next_claim_marks_the_confirmed_rows_and_never_takes_them_again(tenant):
     from extraction.relay import claim_unpublished
 
