@@ -11,6 +11,7 @@ import math
 import re
 import threading
 import time
+import weakref
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -100,7 +101,9 @@ class OpenAIProvider:
         self._base_url = base_url
         self._api_key = api_key
         self._local = threading.local()
-        self._clients: list[openai.OpenAI] = []
+        # Weak: a thread's client (and its connection) goes with the thread; close() reaches
+        # the ones still alive.
+        self._clients: weakref.WeakSet[openai.OpenAI] = weakref.WeakSet()
         self._clients_lock = threading.Lock()
         # The clients share httpx's default TLS set-up: building it per client cost 16 ms and
         # 0.8 MiB each (the CA bundle), 0.1 ms and 4 KiB with it shared.
@@ -119,13 +122,13 @@ class OpenAIProvider:
             client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key, max_retries=0,
                                    http_client=http_client)
             with self._clients_lock:
-                self._clients.append(client)
+                self._clients.add(client)
             self._local.client = client
         return client
 
     def close(self) -> None:
         with self._clients_lock:
-            clients, self._clients = self._clients, []
+            clients, self._clients = list(self._clients), weakref.WeakSet()
         for client in clients:
             client.close()
         self._local = threading.local()

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import gc
 import json
 import socket
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 import pytest
@@ -79,20 +80,35 @@ def test_asks_for_strict_structured_output_with_job_headers(provider, sim):
 
 def test_each_thread_calls_through_a_client_of_its_own_and_close_closes_them_all(provider):
     # httpx walks every connection of a pool on each request: one pool per thread stays tiny.
-    def two_calls(job: str) -> list[object]:
+    used: dict[str, list[object]] = {}
+
+    def two_calls(job: str) -> None:
         provider.extract(extraction_request(job_id=job))
         first = provider._client()
         provider.extract(extraction_request(job_id=job))
-        return [first, provider._client()]
+        used[job] = [first, provider._client()]
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        used = list(pool.map(two_calls, ["a", "b", "c", "d"]))
+    threads = [threading.Thread(target=two_calls, args=(job,)) for job in "abcd"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
-    assert all(first is second for first, second in used)  # a thread keeps its client
-    assert len({id(first) for first, _ in used}) == 4  # and no other thread shares it
-    clients = [first for first, _ in used]
+    assert all(first is second for first, second in used.values())  # a thread keeps its client
+    assert len({id(first) for first, _ in used.values()}) == 4  # and no other thread shares it
+    clients = [first for first, _ in used.values()]
     provider.close()
     assert all(client.is_closed() for client in clients)
+
+
+def test_a_threads_client_goes_with_the_thread(provider):
+    # A process whose threads come and go must not keep a client (and a connection) per
+    # thread that ever called.
+    thread = threading.Thread(target=lambda: provider.extract(extraction_request(job_id="short-lived")))
+    thread.start()
+    thread.join()
+    gc.collect()
+    assert len(provider._clients) == 0
 
 
 def test_older_servers_get_max_tokens(sim):
