@@ -447,24 +447,36 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
 
 def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None) -> set[uuid.UUID]:
     """EXE-2: one heartbeat for many in-flight jobs. Returns the job ids whose ownership is
-    LOST (0 rows for them: a newer fence, the reaper, or the lease already expired)."""
+    LOST: a newer fence (the reaper, another worker), or a lease that expired while RUNNING.
+
+    A job that left RUNNING under our own fence was moved by us (completed, retried or handed
+    back between the caller's snapshot of its claims and this statement): not lost. Reporting
+    it was a false "lease lost" warning about a result that had just been committed."""
     if not claims:
         return set()
     lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            UPDATE extraction_jobs AS j
-               SET lease_until = now() + make_interval(secs => %(lease)s)
-              FROM unnest(%(ids)s::uuid[], %(fences)s::bigint[]) AS owned(id, fence)
-             WHERE j.id = owned.id AND j.fence = owned.fence
-               AND j.state = 'RUNNING' AND j.lease_until > now()
-            RETURNING j.id
+            WITH owned AS (
+                SELECT * FROM unnest(%(ids)s::uuid[], %(fences)s::bigint[]) AS owned(id, fence)
+            ),
+            extended AS (
+                UPDATE extraction_jobs AS j
+                   SET lease_until = now() + make_interval(secs => %(lease)s)
+                  FROM owned
+                 WHERE j.id = owned.id AND j.fence = owned.fence
+                   AND j.state = 'RUNNING' AND j.lease_until > now()
+                RETURNING j.id
+            )
+            SELECT owned.id
+              FROM owned LEFT JOIN extraction_jobs AS j ON j.id = owned.id
+             WHERE owned.id NOT IN (SELECT id FROM extended)
+               AND (j.id IS NULL OR j.fence <> owned.fence OR j.state = 'RUNNING')
             """,
             {"lease": lease, "ids": [c.job_id for c in claims], "fences": [c.fence for c in claims]},
         )
-        kept = {row[0] for row in cursor.fetchall()}
-    return {c.job_id for c in claims} - kept
+        return {row[0] for row in cursor.fetchall()}
 
 
 # EXE-3 as ONE statement (one round trip, one autocommit transaction): the guarded move,

@@ -103,8 +103,8 @@ class WorkerRuntime:
         with db_step():
             lost = lifecycle.extend_leases(claims)
         with self._lock:
-            # A job that finished while the UPDATE ran is no longer RUNNING either: only the
-            # ones still in our hands are really lost.
+            # A job this process handed back (or retried) and another worker took since has a
+            # newer fence, but it is no longer ours to stop: only the ones still in our hands.
             lost = {job_id for job_id in lost if job_id in self._in_flight}
             self._lost |= lost
         if lost:

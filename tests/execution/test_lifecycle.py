@@ -81,6 +81,19 @@ def test_heartbeat_reports_lost_ownership(tenant):
     assert lifecycle.extend_leases([claim]) == {claim.job_id}
 
 
+def test_a_heartbeat_racing_our_own_completion_does_not_call_the_job_lost(tenant):
+    """The heartbeat takes its list of claims, then the completion commits, then its UPDATE
+    finds the job no longer RUNNING: under our fence that is our own doing, not a lost lease
+    (a benchmark run logged "lease lost: the attempt's result will be discarded" for a job
+    whose result had just been committed). A newer fence is still reported."""
+    mine, stolen = _ready_job(tenant), _ready_job(tenant)
+    claims = {c.job_id: c for c in (lifecycle.claim_next_job(worker_id="w"), lifecycle.claim_next_job(worker_id="w"))}
+    assert _complete(claims[uuid.UUID(mine)]) is True
+    _expire_lease(stolen)
+    assert lifecycle.reap_expired_leases() == 1  # fence + 1: another worker's now
+    assert lifecycle.extend_leases(list(claims.values())) == {uuid.UUID(stolen)}
+
+
 def test_reaper_keeps_the_attempt_counter_and_fails_when_the_budget_is_spent(tenant):
     job_id = _ready_job(tenant)
     ExtractionJob.objects.filter(pk=job_id).update(max_attempts=2)
