@@ -347,6 +347,8 @@ def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = Non
     here, without the pre-check and the claim that would find nothing of its own. Only those:
     a job that a first claim took (its wake-up spent on it, or on another job that still needs
     one), or that went back to waiting (handed back, retried, lost), keeps its wake-up's claim.
+    Other jobs eligible meanwhile are taken by slots claiming again, or woken for by the
+    scheduler's sweep once the dropped wake-ups have left the queue (it counts queued ones).
 
     Returns the number of attempts run: 0 means "no work found". A slot stops claiming as
     soon as the process is stopping; the attempt in hand is finished.
