@@ -71,7 +71,7 @@ from stdnum.eu import vat as stdnum_eu_vat
 from stdnum.exceptions import InvalidChecksum
 from stdnum.exceptions import ValidationError as StdnumValidationError
 
-from django.db import connection
+from config.db import prepared_cursor
 
 from accounts.models import Tenant
 
@@ -209,7 +209,8 @@ def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], 
         matched_by, match, wanted = "name", "upper(s.name) = upper(%(wanted)s)", " ".join(name.split())
     else:
         matched_by, match, wanted = "", "false", None
-    with connection.cursor() as cursor:
+    # Prepared (one statement per match kind): the worker runs it for every answer.
+    with prepared_cursor() as cursor:
         cursor.execute(
             f"""
             SELECT t.allowed_currencies, t.validation_overrides,
@@ -219,7 +220,7 @@ def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], 
               FROM accounts_tenant t
              WHERE t.id = %(tenant)s
             """,
-            {"tenant": tenant_id, "wanted": wanted},
+            {"tenant": tenant_id, "wanted": wanted}, prepare=True,
         )
         row = cursor.fetchone()
     if row is None:

@@ -2,6 +2,7 @@
 Several actors are simulated by calling the lifecycle functions as two workers would."""
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import timedelta
 
@@ -255,8 +256,13 @@ def test_the_next_claim_marks_the_confirmed_rows_and_never_takes_them_again(tena
 def test_the_hot_statements_are_planned_once_per_connection(tenant):
     """Django turns psycopg's prepared statements off unless asked, and psycopg then ignores
     ``prepare=True``: the claim was planned on every call (its planning cost PostgreSQL more
-    than running it). The claim, completion, ingress and relay statements are prepared now."""
+    than running it). The claim, completion, ingress and relay statements are prepared now,
+    and the tenant-policy read the worker makes for every answer."""
+    from extraction.providers.builtin import extract_invoice
     from extraction.relay import claim_unpublished
+    from extraction.schema import parse_invoice_v1
+    from extraction.text import DocumentText
+    from extraction.validation import tenant_policy
 
     def prepared() -> list[str]:
         with connection.cursor() as cursor:
@@ -268,13 +274,18 @@ def test_the_hot_statements_are_planned_once_per_connection(tenant):
     claim_unpublished(batch_size=10, claim_seconds=30)
     first = lifecycle.claim_next_job(worker_id="w")
     assert _complete(first)
+    invoice = parse_invoice_v1(json.dumps(extract_invoice(DocumentText(pages=(
+        "ACME Supplies GmbH\nVAT ID: DE123456789\nInvoice number: INV-1\nTotal: 119.00 EUR\n",)))))
+    tenant_policy(first.tenant_id, invoice)
     statements = prepared()
-    for marker in ("INSERT INTO execution_inbox", "candidates AS", "ended AS", "WITH marked AS"):
+    for marker in ("INSERT INTO execution_inbox", "candidates AS", "ended AS", "WITH marked AS",
+                   "t.allowed_currencies"):
         assert sum(marker in s for s in statements) == 1, (marker, statements)
     # The next of each reuses its statement instead of preparing another.
     lifecycle.claim_next_job(worker_id="w")
     _ready_job(tenant)
     claim_unpublished(batch_size=10, claim_seconds=30)
+    tenant_policy(first.tenant_id, invoice)
     assert len(prepared()) == len(statements)
 
 
