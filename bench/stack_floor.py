@@ -14,8 +14,8 @@ execution_bench.py misses:
    confirm + mandatory) to quorum queues of the work exchange; CPU of the publishing thread.
    One is consumed (below), the other is left queued, as execution_bench.py runs no delivery.
 2. **ingress**: a Celery worker (``bench/stack_floor_app.py``: the project's app and settings,
-   threads pool, 8 threads) running a task that does nothing; the worker process's CPU per
-   message (``/proc``), less its idle rate.
+   threads pool, 8 threads or ``--consumer-threads``) running a task that does nothing; the
+   worker process's CPU per message (``/proc``), less its idle rate.
 3. **worker, model call client side**: the project's ``OpenAIProvider.extract`` (the SDK's
    generic POST, httpx, building the request and reading the answer) against the project's
    simulator answering at once (its answer memoized); CPU of the calling thread.
@@ -180,12 +180,12 @@ def wait_until_consumed(broker: Broker, timeout: float = 120.0) -> None:
     time.sleep(0.5)
 
 
-def publish_and_consume(services: lib.Services, profile: Profile) -> dict[str, Any]:
+def publish_and_consume(services: lib.Services, profile: Profile, threads: int) -> dict[str, Any]:
     celery = str(lib.VENV_BIN / "celery")
     broker = Broker()
     broker.purge()
     services._start("consumer", [celery, "-A", "bench.stack_floor_app", "worker", "-Q", "stackfloor",
-                                 "--pool", "threads", "--concurrency", "8", "-n", "stackfloor@%h",
+                                 "--pool", "threads", "--concurrency", str(threads), "-n", "stackfloor@%h",
                                  "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
                     POSTGRES_POOL_MAX_SIZE="8")
     services._wait_for_log("consumer", "ready.")
@@ -330,6 +330,8 @@ def print_report(result: dict[str, Any]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer messages and calls (about a minute)")
+    parser.add_argument("--consumer-threads", type=int, default=8,
+                        help="the Celery consumer's thread pool (8, as the ingress; the llm worker runs 300)")
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
 
@@ -342,10 +344,11 @@ def main() -> int:
     services = lib.Services(log_dir=log_dir, media_root=work, probe_dir=None)
     try:
         floor_run = floor(profile)
-        parts = {**publish_and_consume(services, profile), **model_call(services, profile)}
+        parts = {**publish_and_consume(services, profile, args.consumer_threads), **model_call(services, profile)}
     finally:
         services.stop_all()
     result = {"profile": "quick" if args.quick else "full", "python": platform.python_version(),
+              "consumer_threads": args.consumer_threads,
               "parts": parts, "floor": floor_run, "conclusion": conclude(parts, floor_run)}
     RESULTS_DIR.mkdir(exist_ok=True)
     (RESULTS_DIR / "stack_floor.json").write_text(json.dumps(result, indent=2))
