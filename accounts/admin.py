@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ApiToken, Membership, Tenant, TenantUsage
+from accounts.models import ApiToken, Membership, Tenant, TenantUsage
 
 
 class TenantUsageInline(admin.StackedInline):

@@ -8,7 +8,7 @@ import time
 from django.conf import settings
 from rest_framework import authentication, exceptions
 
-from .models import ApiToken, Membership, Principal, hash_token
+from accounts.models import ApiToken, Membership, Principal, hash_token
 
 # Recently seen tokens, per process: a busy client's requests skip the lookup. The price is
 # that a revoked token keeps working for up to API_TOKEN_CACHE_SECONDS in a process that

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from .models import Principal
+from accounts.models import Principal
 
 
 class IsTenantMember(BasePermission):

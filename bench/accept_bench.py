@@ -113,7 +113,7 @@ def prepare_tenant() -> BenchTenant:
 
     from accounts.models import ApiToken, Role, Tenant, create_tenant
     from bench.floor_views import BENCH_TENANT_SLUG
-    from extraction.documents import store_document
+    from extraction.intake.documents import store_document
 
     with transaction.atomic():
         tenant = Tenant.objects.filter(slug=BENCH_TENANT_SLUG).first() or create_tenant(slug=BENCH_TENANT_SLUG)

@@ -50,10 +50,10 @@ from django.conf import settings
 from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml
 from extraction.providers.builtin import extract_invoice
 from extraction.providers.simulator import hallucinate
-from extraction.schema import parse_invoice_v1
-from extraction.suppliers import comparable_name, normalize_iban, normalize_vat_id
-from extraction.text import DocumentText, extract_document_text
-from extraction.validation import (
+from extraction.validation.schema import parse_invoice_v1
+from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
+from extraction.intake.text import DocumentText, extract_document_text
+from extraction.validation.policy import (
     BLOCKING,
     FAILED,
     POLICY_VERSION,

@@ -14,7 +14,7 @@ enforcing its quota.
     READY backlog. Achieved attempts/s = calls the simulator admitted (not 429), started within
     whole 60-second windows counted from the first call; CAP-3 attempt capacity =
     min(RPM/60, TPM/(60 x reservation), concurrency / mean latency) with the latency the
-    workers measured in the same window (extraction.capacity_plan.attempt_capacity). Beside
+    workers measured in the same window (extraction.capacity.plan.attempt_capacity). Beside
     it the naive baseline: the same four processes with the shared limiter replaced by nothing
     — each process capped only by its own thread count (a per-process semaphore of 24/4 = 6,
     or 24 with ``--naive-share full``), no Redis budget, no pool cooldown.
@@ -156,11 +156,11 @@ def wait_db_seconds(conn: psycopg.Connection, until_epoch: float, services: lib.
 
 def reservation_per_call() -> int:
     """What the limiter reserves for one call of the benchmark's document: the same functions
-    the worker uses (extraction.tokens.reservation on the stored text)."""
+    the worker uses (extraction.capacity.tokens.reservation on the stored text)."""
     from django.conf import settings
 
-    from extraction.text import extract_document_text
-    from extraction.tokens import reservation
+    from extraction.intake.text import extract_document_text
+    from extraction.capacity.tokens import reservation
 
     pool = settings.PROVIDER_POOLS["default"]
     text = extract_document_text(lib.SAMPLE_INVOICE.encode(), "text/plain").full_text
@@ -169,7 +169,7 @@ def reservation_per_call() -> int:
 
 def quota_run(label: str, *, admission: str, threads: int, profile: Profile, reserved: int) -> dict[str, Any]:
     """One measured run of (a): processes up, backlog in, whole windows from the first call."""
-    from extraction.capacity_plan import attempt_capacity
+    from extraction.capacity.plan import attempt_capacity
 
     scenario = QUOTA
     lib.reset_phase()
@@ -434,7 +434,7 @@ def measure_claim_next_job(schemas: tuple[str, str], rounds: int) -> dict[str, A
 
 
 def bench_claim_cost(profile: Profile, rebuild: bool) -> dict[str, Any]:
-    from extraction.lifecycle import _CLAIM_SQL
+    from extraction.execution.lifecycle import _CLAIM_SQL
 
     small_rows, large_rows = profile.history_c
     schemas = ("capbench_10k", "capbench_1m")

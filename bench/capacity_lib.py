@@ -61,7 +61,7 @@ def admin_dsn(dbname: str = "postgres", app: str = "monitor") -> str:
 # --- what an llm worker process may be pointed at ------------------------------------------------
 
 # Plain FIFO: the oldest runnable job first, whoever it belongs to. Only the choice differs
-# from extraction.lifecycle._CLAIM_SQL: the take (and its RETURNING list) is the worker's own,
+# from extraction.execution.lifecycle._CLAIM_SQL: the take (and its RETURNING list) is the worker's own,
 # so claim_next_job runs it unchanged and writes the same event and attempt rows.
 FIFO_NEXT = """
 WITH next AS (
@@ -80,7 +80,7 @@ def use_fifo_claim() -> None:
     """Point this process's claim_next_job at the FIFO choice (it reads the module global at
     every call). "More eligible" is unknown here, so a slot keeps claiming, as after the
     worker's own FIFO fallback."""
-    from extraction import lifecycle
+    from extraction.execution import lifecycle
 
     lifecycle._CLAIM_SQL = FIFO_NEXT + lifecycle._TAKE.format(more="true")
 
@@ -89,7 +89,7 @@ def use_naive_admission() -> None:
     """The baseline of (a): no shared limiter. Every call is granted at once — the process's
     thread count (Celery --concurrency) is its only semaphore —, nothing is counted in Redis,
     and a 429 cools nobody down (the job's own retry still waits the Retry-After)."""
-    from extraction import limiter
+    from extraction.capacity import limiter
 
     def acquire(limits: limiter.PoolLimits, *, tokens: int) -> limiter.Permit:
         return limiter.Permit(limits.name, uuid.uuid4().hex, tokens, 1, local=True)
@@ -409,7 +409,7 @@ def make_tenant(label: str, *, max_in_flight: int = 100_000) -> BenchTenant:
     """A tenant with one stored text invoice. Its in-flight cap is out of reach unless given:
     the phases measure the pool's limits and the claim order, not the tenant cap."""
     from accounts.models import Tenant, create_tenant
-    from extraction.documents import store_document
+    from extraction.intake.documents import store_document
 
     tenant = create_tenant(slug=f"benchcap-{label}-{uuid.uuid4().hex[:6]}")
     Tenant.objects.filter(pk=tenant.pk).update(max_in_flight=max_in_flight)
@@ -452,7 +452,7 @@ def insert_ready_jobs(bench: BenchTenant, count: int, *, waited_seconds: float =
 
 def accept_one(bench: BenchTenant) -> str:
     """One job through acceptance (the API's write path): ACCEPTED + outbox event."""
-    from extraction.acceptance import JobRequest, accept_job
+    from extraction.intake.acceptance import JobRequest, accept_job
 
     request = JobRequest(document=bench.document, schema="invoice.v1", model_policy="default", options={},
                          priority_class="batch", deadline_seconds=24 * 3600)
@@ -743,7 +743,7 @@ class RawClaimTimer:
     would drop psycopg's prepared statements, so this one cannot be)."""
 
     def __init__(self, schema: str, *, sql: str | None = None) -> None:
-        from extraction.lifecycle import _CLAIM_SQL
+        from extraction.execution.lifecycle import _CLAIM_SQL
 
         self.sql = sql or _CLAIM_SQL
         self.conn = psycopg.connect(admin_dsn(DATABASE, f"claim-{schema}"), cursor_factory=psycopg.ClientCursor)
@@ -792,7 +792,7 @@ def _seq_scans(node: dict[str, Any]) -> list[str]:
 
 
 class ClaimNextJobTimer:
-    """extraction.lifecycle.claim_next_job as a worker calls it — its own transaction with the
+    """extraction.execution.lifecycle.claim_next_job as a worker calls it — its own transaction with the
     job event and attempt rows, committed — on a thread whose Django connection reads
     ``schema``. Each call claims a fresh runnable job."""
 
@@ -808,7 +808,7 @@ class ClaimNextJobTimer:
     def _run(self) -> None:
         from django.db import connection
 
-        from extraction.lifecycle import claim_next_job
+        from extraction.execution.lifecycle import claim_next_job
 
         with connection.cursor() as cursor:
             cursor.execute(f"SET search_path TO {self.schema}, public")

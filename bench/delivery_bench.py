@@ -134,7 +134,7 @@ def prepare(port: int):
     from delivery import dispatch
     from delivery.endpoints import register_endpoint
     from delivery.erp.models import ErpConnection
-    from extraction.documents import store_document
+    from extraction.intake.documents import store_document
 
     tenant = Tenant.objects.filter(slug="bench-delivery").first() or create_tenant(slug="bench-delivery")
     Tenant.objects.filter(pk=tenant.pk).update(max_pending_jobs=2_000_000_000, max_pending_bytes=2**62,
@@ -161,8 +161,8 @@ def ready_jobs(tenant, document, count: int) -> None:
     published (nothing consumes the ingress queue in this bench)."""
     from django.db import connection
 
-    from extraction import lifecycle
-    from extraction.acceptance import JobRequest, accept_job
+    from extraction.execution import lifecycle
+    from extraction.intake.acceptance import JobRequest, accept_job
     from extraction.models import OutboxEvent
 
     request = JobRequest(document=document, schema="invoice.v1", model_policy="default", options={},
@@ -195,8 +195,8 @@ OUTPUT = {
 
 
 def complete_next_job() -> bool:
-    from extraction import lifecycle
-    from extraction.lifecycle import AttemptReport
+    from extraction.execution import lifecycle
+    from extraction.execution.lifecycle import AttemptReport
 
     claim = lifecycle.claim_next_job(worker_id="delivery-bench")
     if claim is None:

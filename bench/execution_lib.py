@@ -4,7 +4,7 @@ The real processes of the Procfile (relay, ingress and llm Celery workers, sched
 provider simulator, started as subprocesses on the benchmark's own database and RabbitMQ vhost;
 what is read about them while they run (/proc CPU and RSS, PostgreSQL connections by
 ``application_name``, the simulator's in-flight calls, transactions by process); an open-loop
-accepter calling :func:`extraction.acceptance.accept_job`; and the floor, a plain ``FOR UPDATE
+accepter calling :func:`extraction.intake.acceptance.accept_job`; and the floor, a plain ``FOR UPDATE
 SKIP LOCKED`` claim/complete loop over a table of the jobs table's shape.
 
 Django is imported lazily, after :func:`configure_django` has pointed it at the benchmark's
@@ -337,7 +337,7 @@ class BenchTenant:
 def make_tenant(label: str) -> BenchTenant:
     """A tenant with one stored text invoice; every job of a phase extracts that document."""
     from accounts.models import create_tenant
-    from extraction.documents import store_document
+    from extraction.intake.documents import store_document
 
     from accounts.models import Tenant
 
@@ -385,7 +385,7 @@ class AcceptRun:
 
 
 def _accept_one(bench: BenchTenant, counter: AcceptTransactions) -> str:
-    from extraction.acceptance import JobRequest, accept_job
+    from extraction.intake.acceptance import JobRequest, accept_job
 
     request = JobRequest(document=bench.document, schema="invoice.v1", model_policy="default", options={},
                          priority_class="batch", deadline_seconds=24 * 3600)
@@ -645,7 +645,7 @@ def probe_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, in
 # --- the floor -----------------------------------------------------------------------------------
 
 FLOOR_TABLE = "floor_jobs"
-# The same claim as extraction.lifecycle._CLAIM_SQL, on the floor table, without the event and
+# The same claim as extraction.execution.lifecycle._CLAIM_SQL, on the floor table, without the event and
 # attempt rows: what any SKIP LOCKED queue must do at least.
 FLOOR_CLAIM_SQL = f"""
 WITH next AS (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import floor_views
+from bench import floor_views
 
 urlpatterns = [
     path("accept", floor_views.accept_floor, name="bench-floor-accept"),

@@ -26,7 +26,7 @@ REQUESTED_EVENT = "extraction.requested.v1"
 # Not a real hash of anything: the floor skips request normalization on purpose.
 FLOOR_REQUEST_HASH = "0" * 64
 
-# Same columns, same ON CONFLICT as extraction.acceptance.accept_job.
+# Same columns, same ON CONFLICT as extraction.intake.acceptance.accept_job.
 INSERT_JOB_SQL = """
     INSERT INTO extraction_jobs (
         id, tenant_id, document_id, document_version, idempotency_key, request_hash,

@@ -60,8 +60,8 @@ def prepare_jobs(count: int) -> tuple[str, str, list[tuple[str, uuid.UUID, dict]
     from django.db import connection
 
     from accounts.models import ApiToken, Tenant, create_tenant
-    from extraction.acceptance import JobRequest, accept_job
-    from extraction.documents import store_document
+    from extraction.intake.acceptance import JobRequest, accept_job
+    from extraction.intake.documents import store_document
     from extraction.models import OutboxEvent
 
     tenant = create_tenant(slug=f"bench-notify-{uuid.uuid4().hex[:8]}")
@@ -85,7 +85,7 @@ def prepare_jobs(count: int) -> tuple[str, str, list[tuple[str, uuid.UUID, dict]
 def drive_transitions(jobs: list, rate: float, t0: float, committed: dict[str, float], threads: int) -> None:
     from django.db import connection
 
-    from extraction.lifecycle import take_in_requested_event
+    from extraction.execution.lifecycle import take_in_requested_event
 
     def worker(offset: int) -> None:
         try:

@@ -102,7 +102,7 @@ class Publisher:
 
     def __init__(self) -> None:
         from bench.stack_floor_app import QUEUE, TASK, TERMINAL_QUEUE
-        from extraction import relay
+        from extraction.outbox import relay
 
         relay.ROUTES[REQUESTED] = (relay.Route(QUEUE.exchange, QUEUE.routing_key, TASK),)
         relay.ROUTES[TERMINAL] = (relay.Route(TERMINAL_QUEUE.exchange, TERMINAL_QUEUE.routing_key, TASK),)
@@ -236,7 +236,7 @@ def publish_and_consume(services: lib.Services, profile: Profile, threads: int) 
 def model_call(services: lib.Services, profile: Profile) -> dict[str, Any]:
     from extraction.providers.base import ProviderRequest
     from extraction.providers.openai_compat import OpenAIProvider
-    from extraction.text import DocumentText
+    from extraction.intake.text import DocumentText
 
     services.start_simulator(latency_seconds=0.0)
     provider = OpenAIProvider(base_url=f"{services.simulator_url}/v1", api_key="bench")

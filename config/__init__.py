@@ -1,4 +1,4 @@
 # Load the Celery app with Django, so shared tasks bind to it in every process.
-from .celery import app as celery_app
+from config.celery import app as celery_app
 
 __all__ = ("celery_app",)

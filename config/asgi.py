@@ -17,8 +17,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter
 from channels.security.websocket import AllowedHostsOriginValidator
 from django.urls import path, re_path
 
-from extraction.consumers import JobEventsConsumer
-from extraction.sse import JobEventStreamConsumer
+from extraction.notify.consumers import JobEventsConsumer
+from extraction.notify.sse import JobEventStreamConsumer
 
 application = ProtocolTypeRouter({
     "http": URLRouter([

@@ -9,7 +9,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("extraction")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Task modules live in the apps' sub-packages, not in a top-level tasks.py per app.
+app.autodiscover_tasks(["extraction.execution", "delivery"])
 
 
 from celery.worker.consumer import Consumer  # noqa: E402

@@ -7,7 +7,7 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from kombu import Connection
 
-from .problems import PROBLEM_CONTENT_TYPE, problem_body
+from config.problems import PROBLEM_CONTENT_TYPE, problem_body
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -36,12 +36,12 @@ from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
-from extraction import limiter
-from extraction.capacity_plan import configured_pools
+from extraction.capacity import limiter
+from extraction.capacity.plan import configured_pools
 from extraction.models import JobState
-from extraction.relay import publish_lag_seconds
+from extraction.outbox.relay import publish_lag_seconds
 
-from .problems import PROBLEM_CONTENT_TYPE, problem_body
+from config.problems import PROBLEM_CONTENT_TYPE, problem_body
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Counted exactly up to this many rows; estimated past it.

@@ -4,9 +4,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
-from extraction import views as extraction_views
+from extraction.api import views as extraction_views
 
-from . import health, metrics
+from config import health, metrics
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -19,7 +19,7 @@ urlpatterns = [
     path("api/v1/extraction-jobs", extraction_views.ExtractionJobListCreateView.as_view(), name="extraction-job-list"),
     path("api/v1/extraction-jobs/<uuid:job_id>", extraction_views.ExtractionJobDetailView.as_view(),
          name="extraction-job-detail"),
-    path("", include("extraction.web_urls")),
+    path("", include("extraction.web.urls")),
     path("api/v1/", include("delivery.urls")),
     path("erp/", include("delivery.erp.urls")),
     path("admin/", admin.site.urls),

@@ -17,9 +17,9 @@ from django.http import HttpRequest
 from accounts.models import Role
 from extraction.admin import TenantScopedAdmin, _has_role, _membership
 
-from . import dispatch, endpoints
-from .erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
-from .models import (
+from delivery import dispatch, endpoints
+from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
+from delivery.models import (
     SUBSCRIBABLE_TYPES,
     Delivery,
     DeliveryAttempt,

@@ -36,10 +36,10 @@ from kombu import Connection
 from config.topology import DELIVERY, queue_depth
 from extraction.models import ExtractionJob, OutboxEvent
 from extraction.providers.openai_compat import parse_retry_after
-from extraction.serializers import result_body
+from extraction.api.serializers import result_body
 
-from . import egress, signing
-from .models import (
+from delivery import egress, signing
+from delivery.models import (
     VERIFICATION_TYPE,
     WEBHOOK_TYPES,
     AttemptOutcome,

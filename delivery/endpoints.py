@@ -16,8 +16,8 @@ from django.db import connection, transaction
 
 from accounts.models import Tenant
 
-from . import dispatch, egress, signing
-from .models import (
+from delivery import dispatch, egress, signing
+from delivery.models import (
     SUBSCRIBABLE_TYPES,
     DeliveryState,
     EndpointStatus,

@@ -224,4 +224,4 @@ class DeliveryAttempt(models.Model):
         ]
 
 
-from .erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry  # noqa: E402,F401  (the app's models)
+from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry  # noqa: E402,F401  (the app's models)

@@ -5,10 +5,10 @@ from typing import Any
 
 from rest_framework import serializers
 
-from extraction.serializers import StrictSerializer
+from extraction.api.serializers import StrictSerializer
 
-from .endpoints import IssuedSecret
-from .models import SUBSCRIBABLE_TYPES, Delivery, WebhookEndpoint
+from delivery.endpoints import IssuedSecret
+from delivery.models import SUBSCRIBABLE_TYPES, Delivery, WebhookEndpoint
 
 
 class EndpointCreateSerializer(StrictSerializer):

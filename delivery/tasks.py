@@ -13,9 +13,9 @@ import uuid
 from celery import shared_task
 from django.db import DatabaseError, connection
 
-from extraction.messages import durable_step, outbox_event, reject_to_dead_letters
+from config.messaging import durable_step, outbox_event, reject_to_dead_letters
 
-from . import dispatch
+from delivery import dispatch
 
 logger = logging.getLogger("delivery")
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from delivery import views
 
 urlpatterns = [
     path("webhook-endpoints", views.WebhookEndpointListCreateView.as_view(), name="webhook-endpoint-list"),

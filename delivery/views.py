@@ -14,11 +14,11 @@ from rest_framework.views import APIView
 
 from accounts.models import Principal, Role
 from config.problems import Problem
-from extraction.parsers import BoundedJSONParser
+from config.parsers import BoundedJSONParser
 
-from . import endpoints
-from .models import DeliveryState, WebhookEndpoint, WebhookSecret
-from .serializers import (
+from delivery import endpoints
+from delivery.models import DeliveryState, WebhookEndpoint, WebhookSecret
+from delivery.serializers import (
     EndpointCreateSerializer,
     delivery_body,
     endpoint_body,

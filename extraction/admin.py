@@ -29,9 +29,9 @@ from stdnum.exceptions import ValidationError as StdnumValidationError
 
 from accounts.models import Membership, Role, role_at_least
 
-from . import review
-from .models import ExtractionJob, ExtractionResult, JobState, ProviderPool, ReviewDecision, Supplier
-from .suppliers import CSV_COLUMNS, normalize_iban, normalize_vat_id
+from extraction.review import decisions as review
+from extraction.models import ExtractionJob, ExtractionResult, JobState, ProviderPool, ReviewDecision, Supplier
+from extraction.validation.suppliers import CSV_COLUMNS, normalize_iban, normalize_vat_id
 
 REVIEW_PAGE_SIZE = 50
 

@@ -1,7 +1,7 @@
 """Jobs and their life: documents, extraction jobs, the per-job event log and the outbox.
 
 The job state machine (who may move a job from where to where) lives in
-:mod:`extraction.lifecycle`; this module holds the tables and the invariants the database
+:mod:`extraction.execution.lifecycle`; this module holds the tables and the invariants the database
 itself enforces.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from delivery.erp import views
 
 urlpatterns = [
     path("<slug:slug>/webhooks", views.receive_webhook, name="erp-webhook"),

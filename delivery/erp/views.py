@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from delivery import receiver
 
-from .models import ErpConnection
+from delivery.erp.models import ErpConnection
 
 logger = logging.getLogger("delivery.erp")
 

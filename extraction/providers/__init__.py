@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from .base import Provider
+from extraction.providers.base import Provider
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,11 @@ def _build(pool_name: str) -> PoolBinding:
     config = settings.PROVIDER_POOLS[pool_name]
     kind = config["provider"]
     if kind == "builtin":
-        from .builtin import BuiltinProvider
+        from extraction.providers.builtin import BuiltinProvider
 
         provider: Provider = BuiltinProvider()
     elif kind == "openai":
-        from .openai_compat import OpenAIProvider
+        from extraction.providers.openai_compat import OpenAIProvider
 
         provider = OpenAIProvider(
             base_url=config["base_url"],

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
-from extraction.text import DocumentText
+from extraction.intake.text import DocumentText
 
 
 class ErrorKind(str, Enum):

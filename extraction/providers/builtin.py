@@ -22,8 +22,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from extraction.providers.base import ProviderRequest, ProviderResponse
-from extraction.schema import SCHEMA_ID
-from extraction.text import DocumentText
+from extraction.validation.schema import SCHEMA_ID
+from extraction.intake.text import DocumentText
 
 # --------------------------------------------------------------------------------------------
 # Text model: lines with their page offsets, and values found in them.

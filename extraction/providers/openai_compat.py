@@ -21,7 +21,7 @@ import openai
 
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from extraction.providers.prompt import build_messages
-from extraction.schema import invoice_v1_json_schema
+from extraction.validation.schema import invoice_v1_json_schema
 
 _DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from extraction.text import DocumentText
+from extraction.intake.text import DocumentText
 
 SUPPORTED_SCHEMAS = ("invoice.v1",)
 

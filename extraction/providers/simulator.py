@@ -48,7 +48,7 @@ from typing import Any
 from aiohttp import web
 
 from extraction.providers.prompt import parse_document_from_messages
-from extraction.text import DocumentText
+from extraction.intake.text import DocumentText
 
 Extractor = Callable[[DocumentText], dict]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import log_in
+from tests.browser.conftest import log_in
 
 pytestmark = pytest.mark.slow
 

@@ -14,10 +14,10 @@ import pytest
 from delivery import dispatch
 from delivery.endpoints import register_endpoint
 from delivery.models import WebhookEndpoint
-from extraction import lifecycle
-from extraction.lifecycle import AttemptReport
+from extraction.execution import lifecycle
+from extraction.execution.lifecycle import AttemptReport
 from extraction.models import OutboxEvent
-from tests.execution.conftest import broker, broker_url, submit, tenant  # noqa: F401 (fixtures)
+from tests.extraction.execution.conftest import broker, broker_url, submit, tenant  # noqa: F401 (fixtures)
 
 OUTPUT = {
     "schema": "invoice.v1",

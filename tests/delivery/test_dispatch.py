@@ -17,7 +17,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from delivery import dispatch, endpoints
 from delivery.models import Delivery, DeliveryAttempt, WebhookEndpoint
 
-from .conftest import active_endpoint, completed_job, fake_resolver
+from tests.delivery.conftest import active_endpoint, completed_job, fake_resolver
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -12,7 +12,7 @@ import pytest
 from delivery import egress
 from delivery.egress import EgressRefused, vet_url
 
-from .conftest import fake_resolver
+from tests.delivery.conftest import fake_resolver
 
 
 @pytest.fixture(autouse=True)

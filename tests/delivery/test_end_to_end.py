@@ -15,7 +15,7 @@ from delivery import dispatch
 from delivery.endpoints import register_endpoint
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from delivery.models import Delivery, DeliveryAttempt
-from tests.execution.conftest import sim, simulator, submit  # noqa: F401 (fixtures)
+from tests.extraction.execution.conftest import sim, simulator, submit  # noqa: F401 (fixtures)
 from tests.system import (
     VENV_BIN,
     SystemProcesses,

@@ -13,10 +13,10 @@ from standardwebhooks import Webhook
 
 from delivery import dispatch, receiver, signing
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
-from extraction import lifecycle
+from extraction.execution import lifecycle
 from extraction.models import ExtractionJob
 
-from .conftest import OUTPUT, completed_job
+from tests.delivery.conftest import OUTPUT, completed_job
 
 SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 OTHER_SECRET = "whsec_" + "dGhpcyBpcyBhbm90aGVyIHNlY3JldCBrZXkh"

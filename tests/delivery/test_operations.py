@@ -17,7 +17,7 @@ from delivery.erp.models import ErpConnection, ErpLedgerEntry
 from delivery.models import Delivery, WebhookEndpoint
 from tests.system import queue_depth
 
-from .conftest import active_endpoint, completed_job
+from tests.delivery.conftest import active_endpoint, completed_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

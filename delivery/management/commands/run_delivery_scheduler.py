@@ -10,8 +10,8 @@ from django.db import connection
 from kombu import Connection
 
 from delivery.dispatch import schedule_due_deliveries
-from extraction.management.commands._signals import stop_event_on_signals
-from extraction.scheduler import sweep_forever
+from config.signals import stop_event_on_signals
+from extraction.execution.scheduler import sweep_forever
 
 logger = logging.getLogger("delivery")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from extraction.capacity_plan import (
+from extraction.capacity.plan import (
     CapacityPlan,
     MissingPlanInput,
     PlanOverrides,

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Tenant
-from extraction.suppliers import (
+from extraction.validation.suppliers import (
     CSV_COLUMNS,
     SupplierImportError,
     import_suppliers,

@@ -5,7 +5,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
-from extraction.notify import Notifier, notify_setting
+from extraction.notify.listeners import Notifier, notify_setting
 
 
 class Command(BaseCommand):

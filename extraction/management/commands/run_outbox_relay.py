@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
-from extraction.relay import OutboxRelay, run_relay
+from extraction.outbox.relay import OutboxRelay, run_relay
 
-from ._signals import stop_event_on_signals
+from config.signals import stop_event_on_signals
 
 
 class Command(BaseCommand):

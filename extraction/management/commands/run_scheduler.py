@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
-from extraction.scheduler import run_scheduler
+from extraction.execution.scheduler import run_scheduler
 
-from ._signals import stop_event_on_signals
+from config.signals import stop_event_on_signals
 
 
 class Command(BaseCommand):

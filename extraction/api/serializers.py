@@ -1,0 +1,127 @@
+"""Input validation and output shapes of the extraction API. No business rules live here."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from extraction.intake.acceptance import SCHEMAS
+from extraction.models import Document, ExtractionJob, ExtractionResult, PriorityClass
+from extraction.capacity.waiting import explain_wait
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects members it does not know, so a typo in a field name is an error, not a default."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class DocumentIdField(serializers.UUIDField):
+    """A UUID written as a JSON string. DRF alone would also take ``123`` or ``true`` as
+    ``UUID(int=…)`` and answer "unknown document" to what is a type error."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
+class JobOptionsSerializer(StrictSerializer):
+    model_policy = serializers.CharField(default="default")
+    priority = serializers.ChoiceField(choices=PriorityClass.choices, default=PriorityClass.BATCH)
+    deadline_seconds = serializers.IntegerField(required=False)
+
+    def validate_model_policy(self, value: str) -> str:
+        if value not in settings.MODEL_POLICIES:
+            raise serializers.ValidationError(f"Must be one of {', '.join(sorted(settings.MODEL_POLICIES))}.")
+        return value
+
+    def validate_deadline_seconds(self, value: int) -> int:
+        low, high = settings.JOB_MIN_DEADLINE_SECONDS, settings.JOB_DEFAULT_DEADLINE_SECONDS
+        if not low <= value <= high:
+            raise serializers.ValidationError(f"Must be between {low} and {high} seconds.")
+        return value
+
+
+class JobCreateSerializer(StrictSerializer):
+    document_id = DocumentIdField()
+    schema = serializers.ChoiceField(choices=list(SCHEMAS), default="invoice.v1")
+    options = JobOptionsSerializer(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "options" not in attrs:
+            options = JobOptionsSerializer(data={})
+            options.is_valid(raise_exception=True)
+            attrs["options"] = options.validated_data
+        return attrs
+
+
+class DocumentUploadSerializer(StrictSerializer):
+    file = serializers.FileField(allow_empty_file=False)
+
+
+def document_body(document: Document) -> dict[str, Any]:
+    return {
+        "id": str(document.pk),
+        "version": str(document.version),
+        "sha256": document.sha256,
+        "size": document.size,
+        "content_type": document.content_type,
+        "created_at": document.created_at.isoformat(),
+    }
+
+
+def result_body(job: ExtractionJob) -> dict[str, Any] | None:
+    try:
+        result = job.result
+    except ExtractionResult.DoesNotExist:
+        return None
+    return {
+        "output": result.output,
+        "validation": result.validation,
+        "policy_version": result.policy_version,
+        "model": result.model,
+        "created_at": result.created_at.isoformat(),
+    }
+
+
+def job_body(job: ExtractionJob, *, status_url: str, operator: bool, with_wait_reason: bool = False) -> dict[str, Any]:
+    """The authoritative status (API-1). Retry internals only for operators."""
+    body: dict[str, Any] = {
+        "job_id": str(job.pk),
+        "state": job.state,
+        "state_version": job.state_version,
+        "status_url": status_url,
+        "schema": job.schema,
+        "model_policy": job.model_policy,
+        "priority": job.priority_class,
+        "options": job.options,
+        "document": {"id": str(job.document_id), "version": str(job.document_version)},
+        "created_at": job.created_at.isoformat(),
+        "updated_at": job.updated_at.isoformat(),
+        "deadline_at": job.deadline_at.isoformat(),
+        "result": result_body(job),
+        "error": {"class": job.error_class, "detail": job.error_detail} if job.error_class else None,
+    }
+    if operator:
+        body["execution"] = {
+            "attempt": job.attempt,
+            "max_attempts": job.max_attempts,
+            "fence": job.fence,
+            "lease_owner": job.lease_owner or None,
+            "lease_until": job.lease_until.isoformat() if job.lease_until else None,
+            "available_at": job.available_at.isoformat(),
+            "estimated_tokens": job.estimated_tokens,
+            "byte_size": job.byte_size,
+        }
+        if with_wait_reason:
+            # "Why is my job waiting?": ingress, backoff, pool capacity, tenant cap, no worker.
+            # Only on the single-job read: it costs a few queries and a Redis call.
+            body["execution"]["waiting"] = explain_wait(job)
+    return body

@@ -1,0 +1,177 @@
+"""The extraction HTTP API: thin views that parse, load by id, call one domain function."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import Principal, Role
+from config.problems import Problem
+
+from extraction.intake.acceptance import (
+    AcceptCapacityExhausted,
+    IdempotencyConflict,
+    JobRequest,
+    TenantLimitExceeded,
+    accept_job,
+)
+from extraction.intake.documents import UnsupportedDocument, store_document
+from extraction.models import Document, ExtractionJob, JobState
+from config.parsers import BoundedJSONParser, BoundedMultiPartParser, body_too_large
+from extraction.api.serializers import DocumentUploadSerializer, JobCreateSerializer, document_body, job_body
+
+
+def _principal(request: Request) -> Principal:
+    return request.user  # IsTenantMember guarantees it
+
+
+def _not_found(kind: str) -> Problem:
+    # Another tenant's object answers exactly like a missing one.
+    return Problem(f"No such {kind}.", slug="not-found", title="Not found", status_code=404)
+
+
+def _status_url(job_id) -> str:
+    return reverse("extraction-job-detail", args=[job_id])
+
+
+class DocumentCreateView(APIView):
+    parser_classes = [BoundedMultiPartParser]
+
+    @extend_schema(request={"multipart/form-data": DocumentUploadSerializer}, responses={201: dict})
+    def post(self, request: Request) -> Response:
+        serializer = DocumentUploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        if upload.size > settings.DOCUMENT_MAX_BYTES:
+            raise body_too_large(settings.DOCUMENT_MAX_BYTES)
+        try:
+            document, _ = store_document(tenant=_principal(request).tenant, upload=upload, filename=upload.name or "")
+        except UnsupportedDocument as exc:
+            raise Problem(str(exc), slug="unsupported-document-type", title="Unsupported document type",
+                          status_code=415) from exc
+        return Response(document_body(document), status=status.HTTP_201_CREATED)
+
+
+class DocumentDetailView(APIView):
+    def get(self, request: Request, document_id) -> Response:
+        document = Document.objects.filter(tenant=_principal(request).tenant, pk=document_id).first()
+        if document is None:
+            raise _not_found("document")
+        return Response(document_body(document))
+
+
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+
+
+def _idempotency_key(request: Request) -> str:
+    key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+    if key is None:
+        raise Problem("The Idempotency-Key header is required.", slug="idempotency-key-missing",
+                      title="Idempotency-Key missing")
+    if not 1 <= len(key) <= 255 or any(not (0x20 <= ord(ch) <= 0x7E) for ch in key):
+        raise Problem("The Idempotency-Key must be 1 to 255 printable ASCII characters.",
+                      slug="idempotency-key-invalid", title="Idempotency-Key invalid")
+    return key
+
+
+class JobCursorPagination(CursorPagination):
+    # created_at is the transaction's now(): jobs accepted together tie, and the id keeps the
+    # order of ties stable from one page query to the next (the cursor skips ties by offset).
+    ordering = ("-created_at", "-id")
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+    def paginate_queryset(self, queryset, request, view=None):
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except DjangoValidationError as exc:
+            # A cursor is opaque but client-held: a forged position that is not a timestamp
+            # fails in the ORM and must be a 404 like any other invalid cursor, not a 500.
+            raise NotFound(self.invalid_cursor_message) from exc
+
+
+class ExtractionJobListCreateView(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(
+        request=JobCreateSerializer,
+        parameters=[OpenApiParameter(IDEMPOTENCY_KEY_HEADER, str, OpenApiParameter.HEADER, required=True)],
+        responses={202: dict},
+    )
+    def post(self, request: Request) -> Response:
+        principal = _principal(request)
+        key = _idempotency_key(request)
+        if not isinstance(request.data, dict):
+            raise Problem("The body must be a JSON object.", slug="validation-error", title="The request is not valid")
+        serializer = JobCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        document = Document.objects.reference(tenant_id=principal.tenant.pk, document_id=data["document_id"])
+        if document is None:
+            raise Problem("document_id names no document of this tenant.", slug="unknown-document",
+                          title="Unknown document", status_code=422)
+        options = dict(data["options"])
+        job_request = JobRequest(
+            document=document,
+            schema=data["schema"],
+            model_policy=options.pop("model_policy"),
+            priority_class=options.pop("priority"),
+            deadline_seconds=options.pop("deadline_seconds", settings.JOB_DEFAULT_DEADLINE_SECONDS),
+            options=options,
+        )
+        try:
+            accepted = accept_job(tenant=principal.tenant, idempotency_key=key, request=job_request)
+        except IdempotencyConflict as exc:
+            raise Problem(str(exc), slug="idempotency-key-conflict", title="Idempotency-Key reused",
+                          status_code=409, extra={"job_id": str(exc.job_id)}) from exc
+        except TenantLimitExceeded as exc:
+            retry = str(settings.ADMISSION_RETRY_AFTER_SECONDS)
+            raise Problem(str(exc), slug="tenant-limit-exceeded", title="Tenant limit reached", status_code=429,
+                          extra={"limit": exc.limit, "current": exc.current, "maximum": exc.maximum},
+                          headers={"Retry-After": retry}) from exc
+        except AcceptCapacityExhausted as exc:
+            retry = str(settings.ADMISSION_RETRY_AFTER_SECONDS)
+            raise Problem("The system has no accept capacity right now.", slug="accept-capacity-exhausted",
+                          title="Service overloaded", status_code=503, headers={"Retry-After": retry}) from exc
+        url = _status_url(accepted.job_id)
+        headers = {"Location": url}
+        if accepted.replayed:
+            headers["Idempotent-Replayed"] = "true"
+        body = {"job_id": str(accepted.job_id), "state": accepted.state, "status_url": url}
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+    @extend_schema(parameters=[OpenApiParameter("state", str, enum=JobState.values)], responses={200: dict})
+    def get(self, request: Request) -> Response:
+        principal = _principal(request)
+        jobs = ExtractionJob.objects.filter(tenant=principal.tenant).select_related("result")
+        state = request.query_params.get("state")
+        if state is not None:
+            if state not in JobState.values:
+                raise Problem(f"Unknown state {state!r}.", slug="validation-error", title="The request is not valid",
+                              extra={"errors": {"state": [f"Must be one of {', '.join(JobState.values)}."]}})
+            jobs = jobs.filter(state=state)
+        paginator = JobCursorPagination()
+        page = paginator.paginate_queryset(jobs, request, view=self)
+        operator = principal.has_role(Role.OPERATOR)
+        return paginator.get_paginated_response(
+            [job_body(job, status_url=_status_url(job.pk), operator=operator) for job in page]
+        )
+
+
+class ExtractionJobDetailView(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, job_id) -> Response:
+        principal = _principal(request)
+        job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).select_related("result").first()
+        if job is None:
+            raise _not_found("extraction job")
+        return Response(job_body(job, status_url=_status_url(job.pk), operator=principal.has_role(Role.OPERATOR),
+                                 with_wait_reason=True))

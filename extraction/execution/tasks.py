@@ -1,0 +1,104 @@
+"""Celery tasks: thin interfaces over lifecycle and worker functions.
+
+``ingest_requested`` (queue ``ingress``) moves execution responsibility into PostgreSQL and
+only then lets Celery ack (acks_late). ``run_slot`` (queue ``llm``) is a wake-up: it claims
+from PostgreSQL, so a lost wake loses no job — the scheduler sends another.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+
+from celery import current_app, shared_task
+from celery.signals import worker_shutting_down
+
+from config.topology import LLM, WORK_EXCHANGE
+
+from extraction.execution import lifecycle, worker
+from extraction.intake.acceptance import REQUESTED_EVENT
+from extraction.execution.faults import fault_point
+from config.messaging import durable_step, outbox_event, reject_to_dead_letters
+
+logger = logging.getLogger("extraction.ingress")
+
+@shared_task(name="extraction.ingest_requested", bind=True, acks_late=True, ignore_result=True)
+def ingest_requested(self, event: dict) -> str:
+    """BRK-2: inbox row + READY in one transaction, commit, then (on return) ack."""
+    event_id, payload = outbox_event(logger, self.request.id, event, event_types={REQUESTED_EVENT})
+    outcome = durable_step(logger, event, lambda: lifecycle.take_in_requested_event(event_id=event_id,
+                                                                                  payload=payload))
+    fault_point("ingress_after_commit")
+    if outcome == "unknown_job":
+        raise reject_to_dead_letters(logger, "no such job", event)
+    if outcome == "taken_in":
+        wake_workers(1, job_id=payload["job_id"])
+    return outcome
+
+
+def wake_workers(count: int, *, job_id: str | None = None) -> int:
+    """Publish ``count`` wake-ups to the llm queue. Hints only: a failure is logged, never
+    raised, because the scheduler re-wakes from PostgreSQL.
+
+    ``job_id``: the job this wake-up was sent for (the ingress names it; the scheduler's
+    sweep does not), so a worker can drop it when one of its own slots already ran that job
+    (``worker.run_slot``)."""
+    kwargs = {"job_id": str(job_id)} if job_id is not None else {}
+    kwargsrepr = f"job {job_id}" if job_id is not None else "{}"
+    sent = 0
+    try:
+        producer = _wake_producer()
+        for _ in range(count):
+            # Celery builds the message; publishing it ourselves skips apply_async's routing
+            # and option merging, which cost three times the publish (0.44–0.70 ms against
+            # 0.19 ms per wake-up, measured in one process).
+            task_id = str(uuid.uuid4())
+            message = current_app.amqp.as_task_v2(task_id, run_slot.name, args=(), kwargs=kwargs,
+                                                  argsrepr="()", kwargsrepr=kwargsrepr)
+            producer.publish(message.body, exchange=WORK_EXCHANGE, routing_key=LLM, headers=message.headers,
+                             serializer="json", delivery_mode=2, declare=[], retry=False, **message.properties)
+            sent += 1
+    except Exception:  # noqa: BLE001
+        _drop_wake_producer()  # a broken connection: the next wake opens another
+        logger.warning("could not publish a worker wake-up; the scheduler will", exc_info=True)
+    return sent
+
+
+_wake_channel = threading.local()
+
+
+def _wake_producer():
+    """This thread's producer for wake-ups, on a connection WITHOUT publisher confirms.
+
+    Waiting for the broker's confirm is the price of not losing a message; a wake-up may be
+    lost (BRK-4: the scheduler re-wakes from PostgreSQL), and its confirm round trip cost the
+    ingress a third of its CPU. Outbox events keep confirms (the relay's own connection).
+    One per thread: a kombu channel is not thread-safe.
+    """
+    producer = getattr(_wake_channel, "producer", None)
+    if producer is None:
+        connection = current_app.connection_for_write(transport_options={"confirm_publish": False})
+        producer = current_app.amqp.Producer(connection)
+        _wake_channel.producer = producer
+    return producer
+
+
+def _drop_wake_producer() -> None:
+    producer = getattr(_wake_channel, "producer", None)
+    _wake_channel.producer = None
+    if producer is not None:
+        try:
+            producer.connection.release()
+        except Exception:  # noqa: BLE001 - closing what already broke
+            pass
+
+
+@shared_task(name="extraction.run_slot", acks_late=True, ignore_result=True)
+def run_slot(job_id: str | None = None) -> int:
+    return worker.run_slot(woken_for=job_id)
+
+
+@worker_shutting_down.connect
+def _stop_claiming(**_kwargs) -> None:
+    # SIGTERM: slots stop claiming at once; attempts in hand finish within their timeout.
+    worker.runtime().stopping.set()

@@ -1,0 +1,406 @@
+"""The LLM worker: claim a job from PostgreSQL, call the model with no DB connection held,
+complete under the fence.
+
+One process carries hundreds of in-flight model calls on threads (Celery's ``threads``
+pool): the calls are I/O. Database work happens in short steps that take a connection from
+the process's small pool and give it back before the model call, so 300 calls in flight
+need a handful of connections, not 300. One heartbeat thread per process extends every
+in-flight lease with a single UPDATE.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from contextlib import contextmanager
+from typing import Iterator
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import connection, transaction
+
+from extraction.execution import lifecycle, retry
+from extraction.capacity import limiter
+from extraction.execution.faults import fault_point
+from extraction.execution.lifecycle import AttemptReport, Claim
+from extraction.models import AttemptOutcome, Document, DocumentText as DocumentTextRow
+from extraction.providers import provider_for_policy
+from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.intake.text import DocumentText
+from extraction.capacity.tokens import reservation
+from extraction.validation.policy import validate_extraction
+
+logger = logging.getLogger("extraction.worker")
+
+@contextmanager
+def db_step() -> Iterator[None]:
+    """A unit of DB work that gives its connection back at the end (to the pool when one
+    is configured), so no connection is held across a model call."""
+    try:
+        yield
+    finally:
+        connection.close()
+
+
+class WorkerRuntime:
+    """Per-process state: identity, the in-flight registry, the heartbeat, the stop flag."""
+
+    def __init__(self, worker_id: str | None = None) -> None:
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight: dict[uuid.UUID, Claim] = {}
+        self._lost: set[uuid.UUID] = set()
+        self._heartbeat: threading.Thread | None = None
+        # Jobs a slot took by claiming again (with no wake-up spent on them) and ran to
+        # completion: their own wake-ups, still queued, have nothing left to do (run_slot).
+        self._ran_unwoken: OrderedDict[uuid.UUID, None] = OrderedDict()
+
+    # -- in-flight registry -----------------------------------------------------------------
+    def track(self, claim: Claim) -> None:
+        with self._lock:
+            self._in_flight[claim.job_id] = claim
+        self._ensure_heartbeat()
+
+    def untrack(self, claim: Claim) -> None:
+        with self._lock:
+            self._in_flight.pop(claim.job_id, None)
+            self._lost.discard(claim.job_id)
+
+    def lost(self, claim: Claim) -> bool:
+        with self._lock:
+            return claim.job_id in self._lost
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._in_flight)
+
+    def ran_unwoken(self, job_id: uuid.UUID) -> None:
+        with self._lock:
+            self._ran_unwoken[job_id] = None
+            while len(self._ran_unwoken) > RAN_UNWOKEN_KEPT:
+                self._ran_unwoken.popitem(last=False)
+
+    def take_spent_wake_up(self, job_id: uuid.UUID) -> bool:
+        """True (once) if a slot of this process already ran ``job_id`` without its wake-up."""
+        with self._lock:
+            return self._ran_unwoken.pop(job_id, False) is None
+
+    # -- heartbeat (EXE-2) ---------------------------------------------------------------------
+    def _ensure_heartbeat(self) -> None:
+        with self._lock:
+            if self._heartbeat is None or not self._heartbeat.is_alive():
+                self._heartbeat = threading.Thread(target=self._beat_forever, name="lease-heartbeat", daemon=True)
+                self._heartbeat.start()
+
+    def beat_once(self) -> set[uuid.UUID]:
+        with self._lock:
+            claims = list(self._in_flight.values())
+        with db_step():
+            lost = lifecycle.extend_leases(claims)
+        with self._lock:
+            # A job this process handed back (or retried) and another worker took since has a
+            # newer fence, but it is no longer ours to stop: only the ones still in our hands.
+            lost = {job_id for job_id in lost if job_id in self._in_flight}
+            self._lost |= lost
+        if lost:
+            for job_id in lost:
+                logger.warning("lease lost: the attempt's result will be discarded",
+                               extra={"job_id": str(job_id), "worker_id": self.worker_id})
+        return lost
+
+    def _beat_forever(self) -> None:
+        while True:
+            time.sleep(settings.HEARTBEAT_SECONDS)
+            try:
+                self.beat_once()
+            except Exception:  # noqa: BLE001 - a failed beat is retried; the lease has margin
+                logger.exception("heartbeat failed")
+
+
+# Enough for the wake-ups a busy worker has queued (prefetch: one per thread); a job
+# forgotten here only costs its wake-up a claim, as before.
+RAN_UNWOKEN_KEPT = 10_000
+
+_runtime: WorkerRuntime | None = None
+_runtime_lock = threading.Lock()
+
+
+def runtime() -> WorkerRuntime:
+    global _runtime
+    with _runtime_lock:
+        if _runtime is None:
+            _runtime = WorkerRuntime()
+        return _runtime
+
+
+# Document text never changes once extracted (ACC-4: a document version is immutable), so a
+# process keeps the most recent ones instead of reading them again for every attempt.
+_text_cache: OrderedDict[uuid.UUID, DocumentText] = OrderedDict()
+_text_cache_lock = threading.Lock()
+TEXT_CACHE_SIZE = 256
+
+
+def load_document_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
+    """The document's text, extracted on first use and kept, so every attempt and every
+    evidence check reads the same page strings. Raises UnreadableDocument."""
+    with _text_cache_lock:
+        cached = _text_cache.get(document_id)
+        if cached is not None:
+            _text_cache.move_to_end(document_id)
+            return cached
+    text = _load_or_extract_text(document_id, ocr_language=ocr_language)
+    with _text_cache_lock:
+        _text_cache[document_id] = text
+        while len(_text_cache) > TEXT_CACHE_SIZE:
+            _text_cache.popitem(last=False)
+    return text
+
+
+def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
+    from extraction.intake.text import extract_document_text, embedded_invoice_xml  # heavy imports (OCR, PDF)
+
+    with db_step():
+        row = DocumentTextRow.objects.filter(document_id=document_id).first()
+        if row is not None:
+            return DocumentText(pages=tuple(row.pages), source=row.source)
+        document = Document.objects.get(pk=document_id)
+    with default_storage.open(document.storage_name, "rb") as handle:
+        data = handle.read()
+    text = extract_document_text(data, document.content_type, ocr_language=ocr_language)
+    xml = embedded_invoice_xml(data) if document.content_type == "application/pdf" else None
+    with db_step(), transaction.atomic():
+        DocumentTextRow.objects.bulk_create(
+            [DocumentTextRow(document_id=document_id, pages=list(text.pages), source=text.source,
+                             embedded_xml_name=xml[0] if xml else "")],
+            ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
+        )
+        row = DocumentTextRow.objects.get(document_id=document_id)
+    return DocumentText(pages=tuple(row.pages), source=row.source)
+
+
+def _report(outcome: str, response: ProviderResponse | None = None, error: ProviderError | None = None,
+            provider: str = "", detail: str = "") -> AttemptReport:
+    if response is not None:
+        return AttemptReport(outcome=outcome, provider=provider, model=response.model,
+                             provider_request_id=response.provider_request_id, input_tokens=response.input_tokens,
+                             output_tokens=response.output_tokens, latency_ms=response.latency_ms,
+                             http_status=response.http_status, error_detail=detail)
+    if error is not None:
+        return AttemptReport(outcome=outcome, provider=provider, provider_request_id=error.provider_request_id,
+                             http_status=error.http_status, retry_after_seconds=error.retry_after_seconds,
+                             error_detail=detail or str(error))
+    return AttemptReport(outcome=outcome, provider=provider, error_detail=detail)
+
+
+def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
+    """Run one claimed attempt to a persisted outcome. Returns what happened.
+
+    1. Load the document text (extracted once and kept); unreadable → terminal.
+    2. Call the provider with no DB connection held, bounded by the attempt timeout and the
+       job's deadline.
+    3. If the heartbeat lost the lease meanwhile, stop: write nothing but the ledger.
+    4. Parse the output against the schema; invalid → retry, then terminal.
+    5. Validate it with the tenant's policy (arithmetic, currency, supplier, IBAN/VAT, evidence).
+    6. Complete under fence + live lease (result, verdict, state, outbox event in one transaction):
+       SUCCEEDED, or REVIEW_REQUIRED when a blocking check failed.
+    """
+    from extraction.validation.schema import SchemaError, SchemaValidationError, parse_invoice_v1
+    from extraction.intake.text import UnreadableDocument
+
+    log = claim.log_extra()
+    rt.track(claim)
+    try:
+        try:
+            document = load_document_text(claim.document_id, ocr_language=claim.options.get("language", "eng"))
+        except UnreadableDocument as exc:
+            with db_step():
+                return lifecycle.retry_or_fail(
+                    claim, report=_report(AttemptOutcome.UNREADABLE_DOCUMENT, detail=str(exc)),
+                    retry=False, delay_seconds=0, error_class="unreadable_document")
+
+        binding = provider_for_policy(claim.model_policy)
+        provider = binding.provider
+        limits = limiter.pool_limits(binding.pool)
+        tokens = reservation(document.full_text, model=binding.model, max_output_tokens=binding.max_output_tokens)
+        granted = limiter.acquire(limits, tokens=tokens)
+        if isinstance(granted, limiter.Denial):
+            # BP-3/RTY-2: no attempt burnt, no connection or delivery held while waiting.
+            wait = granted.retry_after_seconds + random.uniform(0, settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS)
+            with db_step():
+                lifecycle.hand_back(claim, available_in_seconds=wait, outcome=AttemptOutcome.CAPACITY_DEFERRED,
+                                    detail=f"pool {binding.pool}: {granted.reason}")
+            logger.info("waiting for capacity", extra={**log, "pool": binding.pool, "waits_for": granted.reason,
+                                                         "retry_in_seconds": round(wait, 3)})
+            return "deferred"
+        remaining = (claim.deadline_at.timestamp() - time.time()) - settings.COMMIT_MARGIN_SECONDS
+        request = ProviderRequest(
+            job_id=str(claim.job_id), attempt=claim.attempt, document=document, schema=claim.schema,
+            model=binding.model, max_output_tokens=binding.max_output_tokens,
+            timeout_seconds=max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining)),
+        )
+        try:
+            response = provider.extract(request)
+        except ProviderError as exc:
+            limiter.release(granted, actual_tokens=_billed_tokens(exc))
+            if exc.kind == ErrorKind.RATE_LIMITED:
+                limiter.start_cooldown(binding.pool, seconds=exc.retry_after_seconds
+                                       or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS)
+            return _after_provider_error(claim, exc, provider.name)
+        except BaseException:
+            limiter.release(granted, actual_tokens=None)  # unknown: keep the reservation
+            raise
+        limiter.release(granted, actual_tokens=_used_tokens(response))
+        fault_point("after_provider_response")
+
+        if rt.lost(claim):
+            # Someone else owns the job now; the guarded completion would refuse anyway, and
+            # the paid call is recorded as such (EXE-6: fencing cannot undo it).
+            with db_step():
+                lifecycle.record_discarded_attempt(
+                    claim, _report(AttemptOutcome.STALE_COMPLETION, response, provider=provider.name,
+                                   detail="lease lost during the model call"))
+            return "stale"
+
+        try:
+            invoice = parse_invoice_v1(response.output_text)
+        except (SchemaError, SchemaValidationError) as exc:
+            error = ProviderError(ErrorKind.INVALID_OUTPUT, f"{type(exc).__name__}: {exc}"[:1000],
+                                  http_status=response.http_status,
+                                  provider_request_id=response.provider_request_id)
+            return _after_provider_error(claim, error, provider.name, response=response)
+
+        with db_step():
+            # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
+            # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
+            # The policy's read and the completion are one statement each; the validation runs
+            # between them, holding no lock.
+            verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
+            completed = lifecycle.complete_job(
+                claim, review_required=verdict.review_required,
+                output=invoice.model_dump(mode="json", by_alias=True),
+                validation=verdict.as_dict(), policy_version=verdict.policy_version,
+                report=_report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED,
+                               response, provider=provider.name),
+            )
+        logger.info("attempt completed" if completed else "stale completion discarded",
+                    extra={**log, "review_required": verdict.review_required, "reasons": verdict.reasons})
+        return "completed" if completed else "stale"
+    finally:
+        rt.untrack(claim)
+
+
+def _billed_tokens(error: ProviderError) -> int | None:
+    """What a failed call may have cost: nothing if it never left or was refused (429, 5xx,
+    4xx); unknown (None: keep the whole reservation, BP-3) if it timed out after being sent."""
+    if error.kind == ErrorKind.TIMEOUT and error.request_sent:
+        return None
+    return 0
+
+
+def _used_tokens(response: ProviderResponse) -> int | None:
+    if response.input_tokens is None and response.output_tokens is None:
+        return None
+    return (response.input_tokens or 0) + (response.output_tokens or 0)
+
+
+def _after_provider_error(claim: Claim, error: ProviderError, provider: str,
+                          response: ProviderResponse | None = None) -> str:
+    decision = retry.decide(error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts,
+                            retry_after=error.retry_after_seconds)
+    outcome = retry.OUTCOME_OF_ERROR[error.kind]
+    if error.kind == ErrorKind.TIMEOUT and error.request_sent:
+        outcome = AttemptOutcome.UNCERTAIN  # sent, unanswered: it may have run and been billed
+    detail = str(error)
+    if decision.exhausted:
+        detail = f"retries exhausted after {claim.attempt} attempts; last: {detail}"
+    report = _report(outcome, response, error if response is None else None, provider=provider, detail=detail)
+    with db_step():
+        # The job's error class is the last failure's class; the detail says why it stopped.
+        result = lifecycle.retry_or_fail(
+            claim, report=report, retry=decision.retry, delay_seconds=decision.delay_seconds, error_class=outcome,
+        )
+    logger.info("attempt failed", extra={**claim.log_extra(), "outcome": outcome, "decision": result,
+                                          "http_status": error.http_status})
+    return result
+
+
+def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = None, max_jobs: int | None = None,
+             woken_for: str | None = None) -> int:
+    """One worker slot: claim and run jobs while the last claim saw another eligible job (or
+    until a bound is reached).
+
+    Claiming again at once is what serves jobs that have no wake-up of their own — retries
+    coming due, jobs the scheduler recovered, a backlog built while the broker was down, jobs
+    whose wake-up the full pools turned away — at the pace slots free up; the scheduler's
+    sweep wakes at most the free capacity once a second. (Claiming again only while the
+    attempt was short cut one empty claim per job where every job brings its own wake-up, but
+    left such jobs to the sweep: the capacity benchmark's utilization fell from 1.00 to 0.93.)
+
+    Such a claim often takes a job whose wake-up is still queued behind busy threads (a
+    backlog). ``woken_for`` names the job a wake-up was sent for: when a slot of this process
+    already ran that job to completion by claiming again, the wake-up is spent and stops
+    here, without the pre-check and the claim that would find nothing of its own. Only those:
+    a job that a first claim took (its wake-up spent on it, or on another job that still needs
+    one), or that went back to waiting (handed back, retried, lost), keeps its wake-up's claim.
+    Other jobs eligible meanwhile are taken by slots claiming again, or woken for by the
+    scheduler's sweep once the dropped wake-ups have left the queue (it counts queued ones).
+
+    Returns the number of attempts run: 0 means "no work found". A slot stops claiming as
+    soon as the process is stopping; the attempt in hand is finished.
+    """
+    rt = rt or runtime()
+    if woken_for is not None and rt.take_spent_wake_up(_job_id(woken_for)):
+        return 0
+    max_seconds = settings.WORKER_SLOT_SECONDS if max_seconds is None else max_seconds
+    started = time.monotonic()
+    ran = 0
+    limiter.forget_answered_headroom()  # a release of this thread's last wake-up is old news
+    while not rt.stopping.is_set() and time.monotonic() - started < max_seconds:
+        if max_jobs is not None and ran >= max_jobs:
+            break
+        policies = policies_with_capacity()
+        if not policies:
+            break  # every pool is saturated or cooling down: the scheduler wakes us when due
+        with db_step():
+            claim = lifecycle.claim_next_job(worker_id=rt.worker_id, policies=policies)
+        if claim is None:
+            break
+        claimed_again = ran > 0
+        ran += 1
+        try:
+            outcome = execute_attempt(claim, rt)
+        except Exception:  # noqa: BLE001 - a bug in one attempt must not kill the slot
+            logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())
+            continue
+        if claimed_again and outcome == "completed":
+            rt.ran_unwoken(claim.job_id)
+        if outcome == "deferred" or not claim.more_eligible:
+            break
+    return ran
+
+
+def _job_id(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None  # a malformed hint is only a plain wake-up
+
+
+def policies_with_capacity() -> list[str]:
+    """Model policies whose provider pool has headroom right now (a Redis pre-check)."""
+    pools: dict[str, bool] = {}
+    allowed = []
+    for policy, config in settings.MODEL_POLICIES.items():
+        pool = config["provider_pool"]
+        if pool not in pools:
+            with db_step():
+                pools[pool] = limiter.has_headroom(limiter.pool_limits(pool))
+        if pools[pool]:
+            allowed.append(policy)
+    return allowed

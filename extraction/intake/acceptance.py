@@ -1,0 +1,240 @@
+"""Durable acceptance of an extraction request (ACC-1..5, BP-1).
+
+``accept_job`` is the whole write path of ``POST /api/v1/extraction-jobs``: one transaction
+that inserts the job (or finds the one this idempotency key already made), charges the
+tenant's admission budget, and writes the ``extraction.requested.v1`` outbox event.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from accounts.models import Tenant
+
+from extraction.models import Document, JobState
+
+SCHEMAS = ("invoice.v1",)
+REQUESTED_EVENT = "extraction.requested.v1"
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """A normalized request: defaults applied, so equal requests hash equally (ACC-3)."""
+
+    document: Document
+    schema: str
+    model_policy: str
+    options: dict[str, Any]
+    priority_class: str
+    deadline_seconds: int
+
+    def request_hash(self) -> str:
+        canonical = {
+            "document_id": str(self.document.pk),
+            "document_version": str(self.document.version),
+            "schema": self.schema,
+            "model_policy": self.model_policy,
+            "priority_class": self.priority_class,
+            "deadline_seconds": self.deadline_seconds,
+            "options": self.options,
+        }
+        return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Accepted:
+    job_id: uuid.UUID
+    state: str
+    replayed: bool
+
+
+class IdempotencyConflict(Exception):
+    """The key was used before for a different request (ACC-2: 409)."""
+
+    def __init__(self, job_id: uuid.UUID) -> None:
+        super().__init__(f"Idempotency-Key already used for job {job_id} with a different request.")
+        self.job_id = job_id
+
+
+class TenantLimitExceeded(Exception):
+    """A per-tenant admission limit would be passed (BP-1: 429)."""
+
+    def __init__(self, limit: str, current: int, maximum: int) -> None:
+        super().__init__(f"Tenant limit '{limit}' reached ({current} of {maximum}).")
+        self.limit, self.current, self.maximum = limit, current, maximum
+
+
+class AcceptCapacityExhausted(Exception):
+    """The durable backlog of all tenants is above the configured bound (BP-1: 503)."""
+
+
+# ACC-5 in one statement, so the tenant's usage row — the one lock every accept of a tenant
+# queues on — is held only for this statement and the COMMIT, not across four round trips:
+#   job     INSERT … ON CONFLICT (tenant_id, idempotency_key) DO NOTHING RETURNING id.
+#           A concurrent request with the same key waits here for the first to commit.
+#   charge  the guarded UPDATE of the usage row, only if the job was inserted (BP-1): no row
+#           when a limit would be passed.
+#   outbox  extraction.requested.v1, only on the inserting branch, and only if charged.
+#   event   the job's first event (state_version 1).
+# The caller rolls the whole transaction back when the job was inserted but not charged.
+_ACCEPT_SQL = """
+WITH job AS (
+    INSERT INTO extraction_jobs (
+        id, tenant_id, document_id, document_version, idempotency_key, request_hash,
+        schema, model_policy, options, priority_class, state, state_version, attempt,
+        max_attempts, fence, lease_owner, available_at, deadline_at, estimated_tokens,
+        byte_size, error_class, error_detail, created_at, updated_at)
+    VALUES (%(job)s, %(tenant)s, %(document)s, %(version)s, %(key)s, %(hash)s, %(schema)s, %(policy)s,
+            %(options)s, %(priority)s, 'ACCEPTED', 1, 0, %(max_attempts)s, 0, '', now(),
+            now() + make_interval(secs => %(deadline)s), %(tokens)s, %(bytes)s, '', '', now(), now())
+    ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+    RETURNING id
+),
+charge AS (
+    UPDATE accounts_tenantusage AS u
+       SET pending_jobs = u.pending_jobs + 1,
+           pending_bytes = u.pending_bytes + %(bytes)s,
+           reserved_tokens = u.reserved_tokens + %(tokens)s,
+           spent_today_micros = CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END,
+           spend_day = current_date
+      FROM accounts_tenant AS t
+     WHERE u.tenant_id = t.id AND t.id = %(tenant)s AND EXISTS (SELECT 1 FROM job)
+       AND u.pending_jobs + 1 <= t.max_pending_jobs
+       AND u.pending_bytes + %(bytes)s <= t.max_pending_bytes
+       AND u.reserved_tokens + %(tokens)s <= t.max_reserved_tokens
+       AND (CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END)
+           + (u.reserved_tokens + %(tokens)s) * %(price)s / 1000 <= t.daily_spend_limit_micros
+    RETURNING u.tenant_id
+),
+outbox AS (
+    INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
+                               publish_attempts, last_error)
+    SELECT %(event)s, job.id, %(tenant)s, %(event_type)s, %(payload)s, now(), 0, ''
+      FROM job, charge
+),
+event AS (
+    INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
+    SELECT job.id, %(tenant)s, 1, '', 'ACCEPTED', 'accepted', '{}', now()
+      FROM job, charge
+)
+SELECT EXISTS (SELECT 1 FROM job), EXISTS (SELECT 1 FROM charge)
+"""
+
+
+class _NotCharged(Exception):
+    pass
+
+
+def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> Accepted:
+    """Accept a job durably, exactly once per (tenant, idempotency key).
+
+    1. Refuse new work with 503 when the global pending backlog is above its bound
+       (a replay of an existing key is still answered).
+    2. In one transaction, one statement (``_ACCEPT_SQL``): insert the job unless the key
+       exists, charge the tenant's admission budget, write the outbox event and the first
+       job event.
+    3. Not inserted: load the existing job; same request hash → replay, else 409.
+    4. Inserted but not charged: roll everything back and name the limit (429).
+    """
+    request_hash = request.request_hash()
+    policy = settings.MODEL_POLICIES[request.model_policy]
+    tokens = int(policy["reserved_tokens"])
+    price_per_1k = int(policy["price_per_1k_tokens_micros"])
+
+    if _global_backlog() >= settings.GLOBAL_MAX_PENDING_JOBS:
+        existing = _existing(tenant, idempotency_key)
+        if existing is None:
+            raise AcceptCapacityExhausted()
+        return _replay(existing, request_hash)
+
+    job_id = uuid.uuid4()
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_ACCEPT_SQL, {
+                "job": job_id, "tenant": tenant.pk, "document": request.document.pk,
+                "version": request.document.version, "key": idempotency_key, "hash": request_hash,
+                "schema": request.schema, "policy": request.model_policy, "options": json.dumps(request.options),
+                "priority": request.priority_class, "max_attempts": settings.JOB_MAX_ATTEMPTS,
+                "deadline": request.deadline_seconds, "tokens": tokens, "bytes": request.document.size,
+                "price": price_per_1k, "event": uuid.uuid4(), "event_type": REQUESTED_EVENT,
+                "payload": json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1}),
+            })
+            inserted, charged = cursor.fetchone()
+            if inserted and not charged:
+                raise _NotCharged()  # rolls the job row back: a rejected request writes nothing
+    except _NotCharged:
+        with connection.cursor() as cursor:
+            raise _which_limit(cursor, tenant, byte_size=request.document.size, tokens=tokens,
+                               price=price_per_1k) from None
+    if not inserted:
+        existing = _existing(tenant, idempotency_key)
+        assert existing is not None  # the conflicting row is committed: we waited for it
+        return _replay(existing, request_hash)
+    return Accepted(job_id=job_id, state=JobState.ACCEPTED, replayed=False)
+
+
+def _existing(tenant: Tenant, idempotency_key: str) -> tuple[uuid.UUID, str, str] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, request_hash, state FROM extraction_jobs WHERE tenant_id = %s AND idempotency_key = %s",
+            [tenant.pk, idempotency_key],
+        )
+        return cursor.fetchone()
+
+
+def _replay(existing: tuple[uuid.UUID, str, str], request_hash: str) -> Accepted:
+    job_id, stored_hash, state = existing
+    if stored_hash != request_hash:
+        raise IdempotencyConflict(job_id)
+    return Accepted(job_id=job_id, state=state, replayed=True)
+
+
+def _which_limit(cursor, tenant: Tenant, *, byte_size: int, tokens: int, price: int) -> TenantLimitExceeded:
+    cursor.execute(
+        """
+        SELECT u.pending_jobs, t.max_pending_jobs, u.pending_bytes, t.max_pending_bytes,
+               u.reserved_tokens, t.max_reserved_tokens,
+               (CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END)
+                 + u.reserved_tokens * %(price)s / 1000,
+               t.daily_spend_limit_micros
+          FROM accounts_tenantusage u JOIN accounts_tenant t ON t.id = u.tenant_id
+         WHERE t.id = %(tenant)s
+        """,
+        {"tenant": tenant.pk, "price": price},
+    )
+    jobs, max_jobs, pbytes, max_bytes, rtokens, max_tokens, spend, max_spend = cursor.fetchone()
+    if jobs + 1 > max_jobs:
+        return TenantLimitExceeded("pending_jobs", jobs, max_jobs)
+    if pbytes + byte_size > max_bytes:
+        return TenantLimitExceeded("pending_bytes", pbytes, max_bytes)
+    if rtokens + tokens > max_tokens:
+        return TenantLimitExceeded("reserved_tokens", rtokens, max_tokens)
+    return TenantLimitExceeded("daily_spend", spend, max_spend)
+
+
+_backlog_cache: tuple[float, int] = (0.0, 0)
+
+
+def _global_backlog() -> int:
+    """Pending jobs of all tenants, read at most once per GLOBAL_BACKLOG_CACHE_SECONDS per process.
+
+    Inexact by design: the bound is a coarse brake on total intake, and a second-old reading is
+    good enough for it while keeping the accept path free of a global aggregate per request.
+    """
+    global _backlog_cache
+    now = time.monotonic()
+    read_at, value = _backlog_cache
+    if now - read_at < settings.GLOBAL_BACKLOG_CACHE_SECONDS:
+        return value
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(sum(pending_jobs), 0) FROM accounts_tenantusage")
+        value = int(cursor.fetchone()[0])
+    _backlog_cache = (now, value)
+    return value

@@ -1,0 +1,801 @@
+"""The validation policy: whether an ``invoice.v1`` answer may go to the ERP (VAL-1, VAL-2).
+
+JSON syntax and shape are checked before this (:func:`extraction.validation.schema.parse_invoice_v1`).
+Here a schema-perfect answer is checked against the invoice's own arithmetic, the tenant's
+policy and master data, and the document it claims to be read from. Every check runs, so a
+reviewer sees every problem at once; a failed *blocking* check sends the job to
+REVIEW_REQUIRED, a failed *warning* is shown but does not.
+
+Policy ``invoice-checks.1`` — the checks, in order, with their default severity:
+
+================== ========= ===============================================================
+check              default   what must hold
+================== ========= ===============================================================
+field_types        blocking  amounts/quantities/rates are decimal strings, dates real
+                             ``YYYY-MM-DD`` dates, the currency a three-letter code
+line_amounts       warning   per line: net = quantity × unit price; tax = net × rate.
+                             A warning only: invoice.v1 has no price base quantity (BT-149)
+                             or line allowances, so real invoices legitimately differ; the
+                             line nets are bound to the totals by ``lines_sum``
+lines_sum          blocking  Σ line nets = net total (skipped for invoices without lines,
+                             e.g. Factur-X MINIMUM / BASIC WL)
+tax_by_rate        blocking  tax total = Σ over rate groups of round(Σ group nets × rate)
+                             (EN 16931 BR-CO-17: VAT is computed per rate group, not per line)
+totals_sum         blocking  net + tax = gross (an absent tax total reads as 0)
+amount_due         blocking  amount due = gross − prepaid (an absent prepaid reads as 0)
+currency_allowed   blocking  currency in ``tenant.allowed_currencies``
+supplier_master_   blocking  the supplier (by VAT id, else by exact name) is in the tenant's
+data                         master data and its name and IBAN match it. A tenant without any
+                             supplier records: skipped (``no_supplier_master_data``)
+iban_checksum      blocking  ISO 13616: country format and mod-97 (python-stdnum)
+vat_id_format      blocking  the VAT id's country format and check digits (python-stdnum);
+                             an id failing them passes only when the tenant's master data lists
+                             exactly this id for the supplier (the tenant vouched for it)
+evidence_spans     blocking  every non-null value has evidence whose quote is exactly the
+                             stored document text at (page, start, end)
+evidence_values    blocking  that quote says the value (the number, date, identifier or text
+                             printed there is the extracted one): a real span of text quoted
+                             for an invented value is caught here
+required_fields    blocking  supplier name, invoice number, issue date, currency, net and
+                             gross totals, a net amount on every line; tax unless net = gross;
+                             amount due when a prepaid amount is shown; no value withheld
+                             (null) while its evidence is given (VAL-2)
+================== ========= ===============================================================
+
+Arithmetic is Decimal only. Products are rounded ROUND_HALF_UP to the currency's rounding unit
+before comparing (``3 × 0.835 = 2.505 → 2.51``); the unit is 0.01, or 1 for currencies invoiced
+in whole units (JPY, HUF, ...). Tolerances: one unit for a single computed amount (one
+rounding); n units for a sum of n rounded amounts (each may carry half a unit). Signs are kept
+as given: credit notes and corrections with negative amounts satisfy the same equations.
+
+A tenant overrides severities in ``tenant.validation_overrides``: ``{"check": "blocking" |
+"warning" | "off"}``. Unknown checks and unknown severities are ignored (an override can never
+be mistyped into switching a check off). A new policy is a new ``POLICY_VERSION``; results keep
+the version (and effective severities) they were judged by.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import uuid
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+import stdnum
+from stdnum import iban as stdnum_iban
+from stdnum.eu import vat as stdnum_eu_vat
+from stdnum.exceptions import InvalidChecksum
+from stdnum.exceptions import ValidationError as StdnumValidationError
+
+from config.db import prepared_cursor
+
+from accounts.models import Tenant
+
+from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1
+from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
+from extraction.intake.text import DocumentText
+
+POLICY_VERSION = "invoice-checks.1"
+
+BLOCKING = "blocking"
+WARNING = "warning"
+OFF = "off"
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+
+DEFAULT_SEVERITIES: dict[str, str] = {
+    "field_types": BLOCKING,
+    "line_amounts": WARNING,
+    "lines_sum": BLOCKING,
+    "tax_by_rate": BLOCKING,
+    "totals_sum": BLOCKING,
+    "amount_due": BLOCKING,
+    "currency_allowed": BLOCKING,
+    "supplier_master_data": BLOCKING,
+    "iban_checksum": BLOCKING,
+    "vat_id_format": BLOCKING,
+    "evidence_spans": BLOCKING,
+    "evidence_values": BLOCKING,
+    "required_fields": BLOCKING,
+}
+CHECKS = tuple(DEFAULT_SEVERITIES)
+
+CENT = Decimal("0.01")
+HUNDRED = Decimal(100)
+# Currencies invoiced in whole units: amounts and VAT are rounded to 1, not 0.01 (JPY, KRW have
+# no minor unit; Hungarian VAT law rounds forint amounts to whole forints).
+WHOLE_UNIT_CURRENCIES = frozenset({"JPY", "KRW", "HUF", "ISK", "CLP", "VND", "PYG", "UGX", "XAF", "XOF"})
+
+REQUIRED_FIELDS = ("supplier.name", "invoice_number", "issue_date", "currency", "totals.net", "totals.gross")
+# Longest quote accepted as evidence for a number, date, code or identifier (and for a name or
+# description): a quote of half a page would "contain" almost any value.
+MAX_VALUE_QUOTE = 64
+MAX_TEXT_QUOTE = 400
+
+_AMOUNT_FIELDS = ("quantity", "unit_price", "net_amount", "tax_rate", "tax_amount")
+_TOTAL_FIELDS = ("net", "tax", "gross", "prepaid", "amount_due")
+
+
+# --- outcome ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ValidationOutcome:
+    review_required: bool
+    policy_version: str
+    checks: list[dict[str, Any]]
+    reasons: list[str]          # reason codes of the failed blocking checks, in check order
+    severities: dict[str, str] = field(default_factory=dict)   # the effective policy applied
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "policy_version": self.policy_version,
+            "review_required": self.review_required,
+            "reasons": list(self.reasons),
+            "severities": dict(self.severities),
+            "checks": [dict(check) for check in self.checks],
+        }
+
+    def failed(self, severity: str | None = None) -> list[dict[str, Any]]:
+        return [c for c in self.checks if c["status"] == FAILED and severity in (None, c["severity"])]
+
+
+@dataclass(frozen=True)
+class SupplierRecord:
+    name: str
+    vat_id: str
+    iban: str
+
+
+@dataclass(frozen=True)
+class MasterData:
+    """What the tenant's supplier master data says about this invoice's supplier."""
+
+    has_records: bool
+    supplier: SupplierRecord | None
+    matched_by: str = ""        # "vat_id" or "name"
+
+
+@dataclass(frozen=True)
+class _Result:
+    status: str
+    reason: str | None = None
+    field: str | None = None
+    detail: Any = None
+
+
+_passed = _Result(PASSED)
+
+
+def _skipped(reason: str, detail: Any = None) -> _Result:
+    return _Result(SKIPPED, reason=reason, detail=detail)
+
+
+# --- entry points ------------------------------------------------------------------------------
+
+def validate_extraction(
+    *,
+    invoice: InvoiceV1,
+    document: DocumentText,
+    tenant_id: uuid.UUID,
+    attested_fields: frozenset[str] = frozenset(),
+) -> ValidationOutcome:
+    """Judge an extraction by the policy, with the tenant's currencies, overrides and suppliers
+    as they are now (one query).
+
+    ``attested_fields`` are paths a human reviewer typed in (see :mod:`extraction.review.decisions`):
+    they have no evidence in the document, so the evidence checks skip them; every other check
+    applies to them in full.
+    """
+    allowed_currencies, overrides, master = tenant_policy(tenant_id, invoice)
+    return check_invoice(
+        invoice=invoice, document=document, allowed_currencies=allowed_currencies, overrides=overrides,
+        master=master, attested_fields=attested_fields,
+    )
+
+
+def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], dict[str, Any], MasterData]:
+    """The tenant's allowed currencies and severity overrides, and its supplier row for the
+    invoice's VAT id (one indexed lookup) or, when the invoice shows no VAT id, for its exact
+    name: one round trip, as the worker validates every answer. Raises Tenant.DoesNotExist."""
+    vat_id = invoice.supplier.vat_id.value
+    name = invoice.supplier.name.value
+    if vat_id and vat_id.strip():
+        matched_by, match, wanted = "vat_id", "s.vat_id = %(wanted)s", normalize_vat_id(vat_id)
+    elif name and name.strip():
+        # What Django's iexact does on PostgreSQL; comparable_name below then decides among them.
+        matched_by, match, wanted = "name", "upper(s.name) = upper(%(wanted)s)", " ".join(name.split())
+    else:
+        matched_by, match, wanted = "", "false", None
+    # Prepared (one statement per match kind): the worker runs it for every answer.
+    with prepared_cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT t.allowed_currencies, t.validation_overrides,
+                   EXISTS (SELECT FROM suppliers s WHERE s.tenant_id = t.id),
+                   (SELECT coalesce(jsonb_agg(jsonb_build_array(s.name, s.vat_id, s.iban) ORDER BY s.id), '[]')
+                      FROM suppliers s WHERE s.tenant_id = t.id AND {match})
+              FROM accounts_tenant t
+             WHERE t.id = %(tenant)s
+            """,
+            {"tenant": tenant_id, "wanted": wanted}, prepare=True,
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise Tenant.DoesNotExist(f"tenant {tenant_id} does not exist")
+    currencies, overrides, has_records, candidates = (_json(value) for value in row)
+    if matched_by == "name":
+        wanted_name = comparable_name(name)
+        candidates = [c for c in candidates if comparable_name(c[0]) == wanted_name]
+    record = SupplierRecord(*candidates[0]) if candidates else None
+    master = MasterData(has_records=bool(has_records), supplier=record, matched_by=matched_by if record else "")
+    return currencies or [], overrides or {}, master
+
+
+def _json(value: Any) -> Any:
+    # Django's psycopg backend loads jsonb as text for its JSONField; a bare cursor gets it so.
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def effective_severities(overrides: Mapping[str, Any]) -> dict[str, str]:
+    severities = dict(DEFAULT_SEVERITIES)
+    for check, severity in (overrides or {}).items():
+        if check in severities and severity in (BLOCKING, WARNING, OFF):
+            severities[check] = severity
+    return severities
+
+
+def check_invoice(
+    *,
+    invoice: InvoiceV1,
+    document: DocumentText,
+    allowed_currencies: Iterable[str],
+    overrides: Mapping[str, Any],
+    master: MasterData,
+    attested_fields: frozenset[str] = frozenset(),
+) -> ValidationOutcome:
+    """The policy as a pure function of its inputs (no database): what validate_extraction
+    runs, and what the accuracy harness runs with master data of its own."""
+    severities = effective_severities(overrides)
+    allowed = frozenset(str(code).strip().upper() for code in allowed_currencies)
+    facts = _Facts(invoice, document, allowed, master, attested_fields)
+    checks: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    for name in CHECKS:
+        severity = severities[name]
+        if severity == OFF:
+            result = _skipped("disabled_by_tenant_policy")
+            severity = DEFAULT_SEVERITIES[name]
+        else:
+            result = _CHECK_FUNCTIONS[name](facts)
+        checks.append({"check": name, "status": result.status, "severity": severity, "reason": result.reason,
+                       "field": result.field, "detail": result.detail})
+        if result.status == FAILED and severity == BLOCKING and result.reason and result.reason not in reasons:
+            reasons.append(result.reason)
+    return ValidationOutcome(review_required=bool(reasons), policy_version=POLICY_VERSION, checks=checks,
+                             reasons=reasons, severities=severities)
+
+
+# --- the facts every check reads ---------------------------------------------------------------
+
+class _Facts:
+    """The invoice's values typed once; a value that does not parse reads as absent here
+    (``field_types`` reports it)."""
+
+    def __init__(self, invoice: InvoiceV1, document: DocumentText, allowed: frozenset[str], master: MasterData,
+                 attested: frozenset[str]) -> None:
+        self.invoice = invoice
+        self.document = document
+        self.allowed_currencies = allowed
+        self.master = master
+        self.attested = attested
+        self.fields = list(invoice.fields())
+        currency = (invoice.currency.value or "").strip().upper()
+        # The rounding unit of the invoice's currency: tolerances are counted in it.
+        self.unit = Decimal(1) if currency in WHOLE_UNIT_CURRENCIES else CENT
+        self.type_errors: list[dict[str, str]] = []
+        self.amounts: dict[str, Decimal | None] = {}
+        for path, value in self.fields:
+            kind = _kind(path)
+            try:
+                if kind == "amount":
+                    self.amounts[path] = value.as_decimal()
+                elif kind == "date":
+                    value.as_date()
+                elif kind == "currency":
+                    value.as_currency()
+            except FieldValueError as error:
+                self.type_errors.append({"field": path, "value": error.value})
+                self.amounts[path] = None
+
+    def total(self, name: str) -> Decimal | None:
+        return self.amounts.get(f"totals.{name}")
+
+    def line(self, index: int, name: str) -> Decimal | None:
+        return self.amounts.get(f"lines[{index}].{name}")
+
+    @property
+    def line_count(self) -> int:
+        return len(self.invoice.lines)
+
+    @property
+    def is_credit_note(self) -> bool:
+        return self.invoice.document_type.value == "credit_note"
+
+
+def _kind(path: str) -> str:
+    leaf = path.rsplit(".", 1)[-1]
+    if path.startswith("totals.") or leaf in _AMOUNT_FIELDS:
+        return "amount"
+    if leaf in ("issue_date", "due_date"):
+        return "date"
+    if leaf == "currency":
+        return "currency"
+    if leaf in ("iban", "vat_id"):
+        return "identifier"
+    if leaf == "document_type":
+        return "document_type"
+    return "text"
+
+
+def round_money(amount: Decimal, unit: Decimal = CENT) -> Decimal:
+    """Commercial rounding: half a unit rounds away from zero (2.505 → 2.51, -2.505 → -2.51)."""
+    return amount.quantize(unit, rounding=ROUND_HALF_UP)
+
+
+def _money(amount: Decimal) -> str:
+    return str(abs(amount) if amount.is_zero() else amount)  # never "-0.00"
+
+
+# --- field types ---------------------------------------------------------------------------------
+
+def _check_field_types(f: _Facts) -> _Result:
+    if not f.type_errors:
+        return _passed
+    return _Result(FAILED, "field_value_unparseable", f.type_errors[0]["field"], {"fields": f.type_errors})
+
+
+# --- arithmetic ------------------------------------------------------------------------------------
+
+def _check_line_amounts(f: _Facts) -> _Result:
+    problems: list[dict[str, str]] = []
+    checked = 0
+    for index in range(f.line_count):
+        quantity, price, net = f.line(index, "quantity"), f.line(index, "unit_price"), f.line(index, "net_amount")
+        if quantity is not None and price is not None and net is not None:
+            checked += 1
+            expected = round_money(quantity * price, f.unit)
+            if abs(expected - net) > f.unit:
+                problems.append({"field": f"lines[{index}].net_amount", "expected": _money(expected),
+                                 "found": _money(net), "rule": "quantity × unit_price"})
+        rate, tax = f.line(index, "tax_rate"), f.line(index, "tax_amount")
+        if net is not None and rate is not None and tax is not None:
+            checked += 1
+            expected = round_money(net * rate / HUNDRED, f.unit)
+            if abs(expected - tax) > f.unit:
+                problems.append({"field": f"lines[{index}].tax_amount", "expected": _money(expected),
+                                 "found": _money(tax), "rule": "net_amount × tax_rate"})
+    if problems:
+        return _Result(FAILED, "line_amount_mismatch", problems[0]["field"], {"lines": problems, "tolerance": _money(f.unit)})
+    if not checked:
+        return _skipped("no_line_to_check")
+    return _passed
+
+
+def _line_nets(f: _Facts) -> list[Decimal] | None:
+    nets = [f.line(index, "net_amount") for index in range(f.line_count)]
+    if not nets or any(net is None for net in nets):
+        return None
+    return nets  # type: ignore[return-value]
+
+
+def _check_lines_sum(f: _Facts) -> _Result:
+    if f.line_count == 0:
+        return _skipped("no_lines")
+    nets, net_total = _line_nets(f), f.total("net")
+    if nets is None or net_total is None:
+        return _skipped("amounts_missing")  # required_fields names what is missing
+    found = sum(nets, Decimal(0))
+    tolerance = f.unit * len(nets)
+    if abs(found - net_total) > tolerance:
+        return _Result(FAILED, "lines_sum_mismatch", "totals.net",
+                       {"sum_of_lines": _money(found), "net_total": _money(net_total), "tolerance": _money(tolerance)})
+    return _Result(PASSED, detail={"sum_of_lines": _money(found), "net_total": _money(net_total)})
+
+
+def _tax_total(f: _Facts) -> Decimal | None:
+    """The tax total, with an absent one read as 0 (category O / exempt invoices print none;
+    totals_sum then demands net = gross, so an omitted non-zero tax cannot hide)."""
+    if f.invoice.totals.tax.value is None:
+        return Decimal(0)
+    return f.total("tax")
+
+
+def _check_tax_by_rate(f: _Facts) -> _Result:
+    if f.line_count == 0:
+        return _skipped("no_lines")
+    nets = _line_nets(f)
+    rates = [f.line(index, "tax_rate") for index in range(f.line_count)]
+    net_total, tax_total = f.total("net"), _tax_total(f)
+    if nets is None or net_total is None or tax_total is None:
+        return _skipped("amounts_missing")
+    if any(rate is None for rate in rates):
+        return _skipped("line_tax_rates_missing")
+    if abs(sum(nets, Decimal(0)) - net_total) > f.unit * len(nets):
+        # Lines that do not explain the net total (document allowances/charges, which invoice.v1
+        # does not carry) cannot explain its tax either; lines_sum reports the gap.
+        return _skipped("lines_do_not_explain_net_total")
+    groups: dict[Decimal, Decimal] = {}
+    for net, rate in zip(nets, rates):
+        groups[rate] = groups.get(rate, Decimal(0)) + net  # type: ignore[index]  # 19 == 19.00: one group
+    # format(…, "f"): "10", never "1E+1".
+    by_rate = {format(rate.normalize(), "f"): round_money(base * rate / HUNDRED, f.unit)
+               for rate, base in sorted(groups.items())}
+    expected = sum(by_rate.values(), Decimal(0))
+    tolerance = f.unit * len(groups)
+    detail = {"expected_tax": _money(expected), "tax_total": _money(tax_total),
+              "tax_by_rate": {rate: _money(tax) for rate, tax in by_rate.items()}, "tolerance": _money(tolerance)}
+    if abs(expected - tax_total) > tolerance:
+        return _Result(FAILED, "tax_by_rate_mismatch", "totals.tax", detail)
+    return _Result(PASSED, detail=detail)
+
+
+def _check_totals_sum(f: _Facts) -> _Result:
+    net, tax, gross = f.total("net"), _tax_total(f), f.total("gross")
+    if net is None or tax is None or gross is None:
+        return _skipped("amounts_missing")
+    if abs(net + tax - gross) > f.unit:
+        return _Result(FAILED, "totals_sum_mismatch", "totals.gross",
+                       {"net": _money(net), "tax": _money(tax), "gross": _money(gross),
+                        "net_plus_tax": _money(net + tax), "tolerance": _money(f.unit)})
+    return _passed
+
+
+def _check_amount_due(f: _Facts) -> _Result:
+    gross, due = f.total("gross"), f.total("amount_due")
+    prepaid = Decimal(0) if f.invoice.totals.prepaid.value is None else f.total("prepaid")
+    if f.invoice.totals.amount_due.value is None and f.invoice.totals.prepaid.value is None:
+        return _skipped("amount_due_not_shown", {"payable": "the gross total"})
+    if gross is None or due is None or prepaid is None:
+        return _skipped("amounts_missing")
+    if abs(gross - prepaid - due) > f.unit:
+        return _Result(FAILED, "amount_due_mismatch", "totals.amount_due",
+                       {"gross": _money(gross), "prepaid": _money(prepaid), "amount_due": _money(due),
+                        "gross_minus_prepaid": _money(gross - prepaid), "tolerance": _money(f.unit)})
+    return _passed
+
+
+# --- policy and master data ----------------------------------------------------------------------
+
+def _check_currency_allowed(f: _Facts) -> _Result:
+    value = f.invoice.currency.value
+    if value is None:
+        return _skipped("currency_missing")
+    code = value.strip()
+    if code not in f.allowed_currencies:
+        return _Result(FAILED, "currency_not_allowed", "currency",
+                       {"currency": code, "allowed": sorted(f.allowed_currencies)})
+    return _passed
+
+
+def _check_supplier_master_data(f: _Facts) -> _Result:
+    if not f.master.has_records:
+        return _skipped("no_supplier_master_data")
+    vat_id = f.invoice.supplier.vat_id.value
+    name = f.invoice.supplier.name.value
+    record = f.master.supplier
+    if record is None:
+        shown = {"vat_id": normalize_vat_id(vat_id) if vat_id else None, "name": name}
+        return _Result(FAILED, "supplier_unknown", "supplier.vat_id" if vat_id else "supplier.name", shown)
+    detail = {"matched_by": f.master.matched_by, "supplier": {"name": record.name, "vat_id": record.vat_id}}
+    if name is None or comparable_name(name) != comparable_name(record.name):
+        return _Result(FAILED, "supplier_name_mismatch", "supplier.name",
+                       {**detail, "extracted": name, "expected": record.name})
+    extracted_iban = f.invoice.supplier.iban.value
+    if record.iban and extracted_iban is not None and normalize_iban(extracted_iban) != record.iban:
+        # A changed bank account is the classic invoice fraud: never accepted unseen.
+        return _Result(FAILED, "supplier_iban_mismatch", "supplier.iban",
+                       {**detail, "extracted": normalize_iban(extracted_iban), "expected": record.iban})
+    if not record.iban and extracted_iban is not None:
+        detail["iban"] = "master data has no IBAN for this supplier: not compared"
+    return _Result(PASSED, detail=detail)
+
+
+def _check_iban_checksum(f: _Facts) -> _Result:
+    value = f.invoice.supplier.iban.value
+    if value is None:
+        return _skipped("iban_absent")
+    account = normalize_iban(value)
+    try:
+        stdnum_iban.validate(account)
+    except StdnumValidationError as error:
+        problem = "checksum" if isinstance(error, InvalidChecksum) else "format"
+        return _Result(FAILED, "iban_invalid", "supplier.iban", {"iban": account, "problem": problem})
+    return _passed
+
+
+def _vat_module(country: str) -> Any:
+    code = country.lower()
+    if code in stdnum_eu_vat.MEMBER_STATES or code == "el":
+        return stdnum_eu_vat
+    return stdnum.get_cc_module(code, "vat")
+
+
+def _check_vat_id_format(f: _Facts) -> _Result:
+    value = f.invoice.supplier.vat_id.value
+    if value is None:
+        return _skipped("vat_id_absent")
+    vat_id = normalize_vat_id(value)
+    module = _vat_module(vat_id[:2]) if re.match(r"[A-Z]{2}", vat_id) else None
+    if module is None:
+        # No country prefix (a bare national number) or a country python-stdnum does not
+        # know: nothing to check the format against; master data is the authority then.
+        return _skipped("vat_id_format_unknown", {"vat_id": vat_id})
+    try:
+        module.validate(vat_id)
+    except StdnumValidationError as error:
+        problem = "checksum" if isinstance(error, InvalidChecksum) else "format"
+        if f.master.supplier is not None and f.master.supplier.vat_id == vat_id:
+            # The tenant's own master data lists exactly this id for this supplier (test and
+            # legacy ids exist): the tenant vouched for it; format rules add nothing then.
+            return _Result(PASSED, detail={"vat_id": vat_id, "problem": problem, "vouched_by": "master data"})
+        return _Result(FAILED, "vat_id_invalid", "supplier.vat_id", {"vat_id": vat_id, "problem": problem})
+    return _passed
+
+
+# --- evidence ------------------------------------------------------------------------------------
+
+def _evidenced(f: _Facts) -> Iterable[tuple[str, FieldValue]]:
+    for path, value in f.fields:
+        if value.value is not None and path not in f.attested:
+            yield path, value
+
+
+def _check_evidence_spans(f: _Facts) -> _Result:
+    problems: list[dict[str, Any]] = []
+    checked = 0
+    for path, value in _evidenced(f):
+        checked += 1
+        evidence = value.evidence
+        if evidence is None:
+            problems.append({"field": path, "reason": "evidence_missing"})
+            continue
+        actual = f.document.span(evidence.page, evidence.start, evidence.end)
+        if actual != evidence.quote:
+            problems.append({"field": path, "reason": "evidence_span_mismatch", "page": evidence.page,
+                             "start": evidence.start, "end": evidence.end, "quote": evidence.quote[:200],
+                             "document_text": None if actual is None else actual[:200]})
+    detail = {"fields_checked": checked, "attested_by_reviewer": sorted(f.attested)}
+    if problems:
+        return _Result(FAILED, problems[0]["reason"], problems[0]["field"], {**detail, "problems": problems})
+    return _Result(PASSED, detail=detail)
+
+
+def _check_evidence_values(f: _Facts) -> _Result:
+    problems: list[dict[str, Any]] = []
+    checked = 0
+    for path, value in _evidenced(f):
+        evidence = value.evidence
+        if evidence is None or f.document.span(evidence.page, evidence.start, evidence.end) != evidence.quote:
+            continue  # evidence_spans reports it; a quote not in the document says nothing
+        kind = _kind(path)
+        if kind == "document_type":
+            continue  # "Rechnung", "Avoir", "Gutschrift (389)": the word is the evidence, not the value
+        checked += 1
+        longest = MAX_TEXT_QUOTE if kind == "text" else MAX_VALUE_QUOTE
+        if len(evidence.quote) > longest:
+            problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200],
+                             "why": f"quote longer than {longest} characters"})
+        elif not _SUPPORTS[kind](path, value.value, evidence.quote, f):
+            problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200]})
+    if problems:
+        return _Result(FAILED, "evidence_value_mismatch", problems[0]["field"],
+                       {"fields_checked": checked, "problems": problems})
+    return _Result(PASSED, detail={"fields_checked": checked})
+
+
+# Numbers as printed: "1.234,50", "1,234.50", "1 234,50", "-7,67", "(7.67)", "7.67-", "19 %".
+_NUMBER = re.compile(r"(?P<neg>[-−–](?:\s?[^\d\s]{0,3}\s?)?|\(\s?[^\d\s]{0,3}\s?)?"
+                     r"(?P<digits>\d(?:[\d.,'’\u00a0\u202f ]*\d)?)(?P<trail>-|\s?\))?")
+
+
+def printed_numbers(quote: str) -> set[Decimal]:
+    """Every reading of every number in ``quote``: a lone "1,234" is 1234 or 1.234."""
+    found: set[Decimal] = set()
+    for match in _NUMBER.finditer(quote):
+        leading = bool(match["neg"] and match["neg"].strip()[:1] in "-−–(")
+        negative = leading or bool(match["trail"])
+        digits = match["digits"]
+        for reading in _readings(digits):
+            found.add(-reading if negative else reading)
+        pieces = digits.split()
+        if len(pieces) > 1:
+            # A space is a thousands separator ("1 234,50") or a gap between two numbers
+            # ("20 9,90"): read it both ways. A leading sign belongs to the first number only.
+            for position, piece in enumerate(pieces):
+                for reading in _readings(piece):
+                    found.add(-reading if leading and position == 0 else reading)
+    return found
+
+
+def _readings(digits: str) -> set[Decimal]:
+    text = re.sub(r"[\s'’\u00a0\u202f]", "", digits)
+    candidates: list[str] = []
+    if "." in text and "," in text:
+        decimal_mark = "." if text.rfind(".") > text.rfind(",") else ","
+        thousands = "," if decimal_mark == "." else "."
+        candidates.append(text.replace(thousands, "").replace(decimal_mark, "."))
+    elif "," in text or "." in text:
+        mark = "," if "," in text else "."
+        parts = text.split(mark)
+        if len(parts) > 2:
+            candidates.append("".join(parts))                    # 1.234.567
+        else:
+            candidates.append(parts[0] + "." + parts[1])         # decimal mark
+            if len(parts[1]) == 3:
+                candidates.append(parts[0] + parts[1])           # or a thousands group
+    else:
+        candidates.append(text)
+    readings = set()
+    for candidate in candidates:
+        try:
+            readings.add(Decimal(candidate))
+        except InvalidOperation:
+            continue
+    return readings
+
+
+def _supports_amount(path: str, value: str, quote: str, f: _Facts) -> bool:
+    try:
+        amount = Decimal(value.strip())
+    except InvalidOperation:
+        return False
+    printed = printed_numbers(quote)
+    if amount in printed:
+        return True
+    # invoice.v1 follows EN 16931: a credit note's amounts are positive even where the document
+    # prints them with a minus sign, and so is a prepaid amount (BT-113), which invoices print
+    # as "-50,00" because it is subtracted. Nowhere else may the sign change.
+    magnitude_only = f.is_credit_note or path == "totals.prepaid"
+    return magnitude_only and amount >= 0 and -amount in printed
+
+
+_MONTHS = {
+    1: ("january", "jan", "januar", "jänner", "janvier", "janv", "januari", "enero", "gennaio", "styczeń", "stycznia"),
+    2: ("february", "feb", "februar", "février", "fevrier", "févr", "fevr", "februari", "febrero", "febbraio", "lutego"),
+    3: ("march", "mar", "märz", "maerz", "mars", "maart", "marzo", "marca", "mrt"),
+    4: ("april", "apr", "avril", "avr", "abril", "aprile", "kwietnia"),
+    5: ("may", "mai", "mei", "mayo", "maggio", "maja"),
+    6: ("june", "jun", "juni", "juin", "junio", "giugno", "czerwca"),
+    7: ("july", "jul", "juli", "juillet", "juil", "julio", "luglio", "lipca"),
+    8: ("august", "aug", "août", "aout", "augustus", "agosto", "sierpnia"),
+    9: ("september", "sep", "sept", "septembre", "septiembre", "settembre", "września"),
+    10: ("october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "października"),
+    11: ("november", "nov", "novembre", "noviembre", "listopada"),
+    12: ("december", "dec", "dezember", "dez", "décembre", "decembre", "déc", "diciembre", "dicembre", "grudnia"),
+}
+_MONTH_OF = {name: month for month, names in _MONTHS.items() for name in names}
+
+
+def printed_dates(quote: str) -> set[datetime.date]:
+    """Every date ``quote`` can be read as: ISO, YYYYMMDD, day-first and month-first numeric
+    dates with 2- or 4-digit years, and dates with a month name in the languages seen on
+    invoices (``"20. März 2018"``, ``"March 20, 2023"``)."""
+    dates: set[datetime.date] = set()
+    text = unicodedata.normalize("NFKC", quote).casefold()
+
+    def add(year: int, month: int, day: int) -> None:
+        if year < 100:
+            year += 2000
+        try:
+            dates.add(datetime.date(year, month, day))
+        except ValueError:
+            pass
+
+    for y, m, d in re.findall(r"(?<!\d)(\d{4})[-./](\d{1,2})[-./](\d{1,2})(?!\d)", text):
+        add(int(y), int(m), int(d))
+    for y, m, d in re.findall(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?!\d)", text):
+        add(int(y), int(m), int(d))
+    for a, b, y in re.findall(r"(?<!\d)(\d{1,2})[-./](\d{1,2})[-./](\d{4}|\d{2})(?!\d)", text):
+        add(int(y), int(b), int(a))
+        add(int(y), int(a), int(b))
+    words = re.findall(r"[^\W\d_]+", text)
+    months = {_MONTH_OF[word] for word in words if word in _MONTH_OF}
+    if months:
+        numbers = [int(n) for n in re.findall(r"\d+", text)]
+        years = [n for n in numbers if n >= 1900] or [n + 2000 for n in numbers if n < 100]
+        for month in months:
+            for year in years:
+                for day in numbers:
+                    if 1 <= day <= 31:
+                        add(year, month, day)
+    return dates
+
+
+def _supports_date(path: str, value: str, quote: str, f: _Facts) -> bool:
+    try:
+        return datetime.date.fromisoformat(value.strip()) in printed_dates(quote)
+    except ValueError:
+        return False
+
+
+_CURRENCY_SIGNS = {
+    "€": {"EUR"}, "euro": {"EUR"}, "euros": {"EUR"}, "$": {"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN"},
+    "us$": {"USD"}, "£": {"GBP"}, "¥": {"JPY", "CNY"}, "₹": {"INR"}, "rs": {"INR"}, "rs.": {"INR"},
+    "zł": {"PLN"}, "zl": {"PLN"}, "kr": {"DKK", "NOK", "SEK", "ISK"}, "kr.": {"DKK", "NOK", "SEK", "ISK"},
+    "fr.": {"CHF"}, "ft": {"HUF"}, "kč": {"CZK"}, "lei": {"RON"},
+}
+
+
+def _supports_currency(path: str, value: str, quote: str, f: _Facts) -> bool:
+    code = value.strip().upper()
+    if re.search(rf"(?<![A-Z]){re.escape(code)}(?![A-Z])", quote.upper()):
+        return True
+    tokens = set(re.findall(r"[^\s\d.,:;()]+\.?", quote.casefold())) | set(re.findall(r"[€$£¥₹]", quote))
+    tokens |= {token.rstrip(".") for token in tokens}
+    return any(code in _CURRENCY_SIGNS.get(token, ()) for token in tokens)
+
+
+def _supports_identifier(path: str, value: str, quote: str, f: _Facts) -> bool:
+    wanted = normalize_vat_id(value)
+    return bool(wanted) and wanted in normalize_vat_id(unicodedata.normalize("NFKC", quote))
+
+
+def _comparable_text(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _supports_text(path: str, value: str, quote: str, f: _Facts) -> bool:
+    wanted = _comparable_text(value).strip(" .,:;#")
+    return bool(wanted) and wanted in _comparable_text(quote)
+
+
+_SUPPORTS: dict[str, Callable[[str, str, str, _Facts], bool]] = {
+    "amount": _supports_amount,
+    "date": _supports_date,
+    "currency": _supports_currency,
+    "identifier": _supports_identifier,
+    "text": _supports_text,
+}
+
+
+# --- required fields (VAL-2) ---------------------------------------------------------------------
+
+def _check_required_fields(f: _Facts) -> _Result:
+    values = dict(f.fields)
+    missing = [path for path in REQUIRED_FIELDS if values[path].value is None or not values[path].value.strip()]
+    for index in range(f.line_count):
+        if values[f"lines[{index}].net_amount"].value is None:
+            missing.append(f"lines[{index}].net_amount")
+    net, gross = f.total("net"), f.total("gross")
+    if f.invoice.totals.tax.value is None and net is not None and gross is not None and net != gross:
+        missing.append("totals.tax")
+    if f.invoice.totals.prepaid.value is not None and f.invoice.totals.amount_due.value is None:
+        missing.append("totals.amount_due")
+    # A value the model withheld while pointing at where it is printed: uncertain, not absent.
+    withheld = [path for path, value in f.fields if value.value is None and value.evidence is not None]
+    if withheld:
+        return _Result(FAILED, "field_value_withheld", withheld[0], {"withheld": withheld, "missing": missing})
+    if missing:
+        return _Result(FAILED, "required_field_missing", missing[0], {"missing": missing, "withheld": withheld})
+    return _passed
+
+
+_CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {
+    "field_types": _check_field_types,
+    "line_amounts": _check_line_amounts,
+    "lines_sum": _check_lines_sum,
+    "tax_by_rate": _check_tax_by_rate,
+    "totals_sum": _check_totals_sum,
+    "amount_due": _check_amount_due,
+    "currency_allowed": _check_currency_allowed,
+    "supplier_master_data": _check_supplier_master_data,
+    "iban_checksum": _check_iban_checksum,
+    "vat_id_format": _check_vat_id_format,
+    "evidence_spans": _check_evidence_spans,
+    "evidence_values": _check_evidence_values,
+    "required_fields": _check_required_fields,
+}
+assert tuple(_CHECK_FUNCTIONS) == CHECKS

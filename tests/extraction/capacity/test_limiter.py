@@ -1,0 +1,145 @@
+"""The pool budget in real Redis: all-or-nothing admission, TTL'd permits, reconciliation,
+cooldown with ramp-up, and token-weighted admission for local vLLM pools."""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+
+from extraction.capacity import limiter
+from extraction.capacity.limiter import Denial, Permit, PoolLimits
+
+
+@pytest.fixture
+def pool(settings):
+    settings.CAPACITY_RAMP_SECONDS = 1.0
+    name = f"test-{uuid.uuid4().hex[:8]}"
+    yield name
+    limiter.reset_pool(name)
+
+
+def _limits(name: str, **overrides) -> PoolLimits:
+    values = dict(requests_per_minute=1000, tokens_per_minute=1_000_000, max_in_flight=10, reserved_tokens=100,
+                  max_output_tokens=50)
+    values.update(overrides)
+    return PoolLimits(name=name, **values)
+
+
+def test_a_denied_acquire_takes_nothing(pool):
+    limits = _limits(pool, tokens_per_minute=1000)
+    assert isinstance(limiter.acquire(limits, tokens=800), Permit)
+    denial = limiter.acquire(limits, tokens=300)
+    assert isinstance(denial, Denial) and denial.reason == "tpm"
+    snap = limiter.snapshot(limits)
+    # The refused request took no request slot, no tokens and no in-flight permit.
+    assert (snap.requests_last_minute, snap.tokens_last_minute, snap.in_flight) == (1, 800, 1)
+
+
+def test_concurrent_acquirers_never_exceed_the_in_flight_limit(pool):
+    limits = _limits(pool, max_in_flight=7)
+    granted: list[Permit] = []
+    lock = threading.Lock()
+
+    def grab():
+        result = limiter.acquire(limits, tokens=10)
+        if isinstance(result, Permit):
+            with lock:
+                granted.append(result)
+
+    threads = [threading.Thread(target=grab) for _ in range(60)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(granted) == 7
+
+
+def test_requests_per_minute_denial_says_when_a_slot_frees(pool):
+    limits = _limits(pool, requests_per_minute=3)
+    for _ in range(3):
+        limiter.release(limiter.acquire(limits, tokens=1), actual_tokens=1)
+    denial = limiter.acquire(limits, tokens=1)
+    assert denial.reason == "rpm" and 55 < denial.retry_after_seconds <= 60
+
+
+def test_release_reconciles_reported_usage_but_a_timeout_keeps_the_reservation(pool):
+    limits = _limits(pool)
+    answered = limiter.acquire(limits, tokens=1000)
+    timed_out = limiter.acquire(limits, tokens=1000)
+    limiter.release(answered, actual_tokens=250)
+    limiter.release(timed_out, actual_tokens=None)  # sent, no answer: may have been billed (BP-3)
+    snap = limiter.snapshot(limits)
+    assert snap.tokens_last_minute == 1250 and snap.in_flight == 0
+
+
+def test_a_killed_workers_permit_comes_back_after_its_ttl(pool, settings):
+    settings.CAPACITY_PERMIT_TTL_SECONDS = 0.5
+    limits = _limits(pool, max_in_flight=1)
+    assert isinstance(limiter.acquire(limits, tokens=1), Permit)  # never released: the worker died
+    assert limiter.acquire(limits, tokens=1).reason == "in_flight"
+    time.sleep(0.6)
+    assert isinstance(limiter.acquire(limits, tokens=1), Permit)
+
+
+def test_cooldown_blocks_every_caller_then_limits_ramp_up(pool):
+    limits = _limits(pool, max_in_flight=10)
+    limiter.start_cooldown(pool, seconds=0.5)
+    denial = limiter.acquire(limits, tokens=1)
+    assert denial.reason == "cooldown" and 0 < denial.retry_after_seconds <= 0.5
+    assert not limiter.has_headroom(limits)
+    time.sleep(0.55)
+    # Right after the cooldown only a fraction of the in-flight limit is open again...
+    early = [limiter.acquire(limits, tokens=1) for _ in range(10)]
+    assert 1 <= sum(isinstance(p, Permit) for p in early) < 5
+    for p in early:
+        if isinstance(p, Permit):
+            limiter.release(p, actual_tokens=1)
+    time.sleep(1.0)
+    # ...and all of it once the ramp is over.
+    assert sum(isinstance(limiter.acquire(limits, tokens=1), Permit) for _ in range(12)) == 10
+
+
+def test_a_longer_cooldown_is_not_shortened_by_a_later_shorter_one(pool):
+    limiter.start_cooldown(pool, seconds=5)
+    remaining = limiter.start_cooldown(pool, seconds=1)
+    assert remaining > 4
+
+
+def test_kv_cache_pool_admits_by_tokens_in_flight_not_by_requests(pool):
+    limits = _limits(pool, budget="kv_tokens", kv_cache_tokens=100_000, max_in_flight=1000)
+    big = limiter.acquire(limits, tokens=80_000)  # an 80k-token context
+    assert isinstance(big, Permit)
+    assert limiter.acquire(limits, tokens=30_000).reason == "in_flight"
+    small = [limiter.acquire(limits, tokens=4_000) for _ in range(5)]
+    assert sum(isinstance(p, Permit) for p in small) == 5  # short documents still fit beside it
+    limiter.release(big, actual_tokens=80_000)
+    assert isinstance(limiter.acquire(limits, tokens=30_000), Permit)
+
+
+def test_tokens_are_estimated_with_the_models_encoding_or_the_documented_fallback(settings):
+    from extraction.capacity.tokens import PROMPT_OVERHEAD_TOKENS, estimate_prompt_tokens
+
+    text = "Invoice INV-2026-001, total 119.00 EUR. " * 100
+    known = estimate_prompt_tokens(text, "gpt-4o") - PROMPT_OVERHEAD_TOKENS
+    unknown = estimate_prompt_tokens(text, "builtin-rules-1") - PROMPT_OVERHEAD_TOKENS
+    assert unknown == -(-len(text) // 4)  # 4 characters per token
+    import bpe_openai
+
+    assert known == len(bpe_openai.encoding_for_model("gpt-4o").encode(text))  # the model's real BPE count
+
+
+def test_a_release_answers_the_next_headroom_question_of_its_thread_once(pool):
+    limits = _limits(pool, max_in_flight=1)
+    limiter.release(limiter.acquire(limits, tokens=1), actual_tokens=1)  # room again: 0 of 1 in flight
+    taken = []
+    other = threading.Thread(target=lambda: taken.append(limiter.acquire(limits, tokens=1)))
+    other.start()
+    other.join()
+    assert isinstance(taken[0], Permit)  # another slot took the room meanwhile
+    assert limiter.has_headroom(limits)  # the release's answer: one round trip saved, a pre-check only
+    assert not limiter.has_headroom(limits)  # asked again: Redis says the pool is full
+    limiter.release(taken[0], actual_tokens=1)
+    limiter.acquire(limits, tokens=1)  # an acquire in this thread forgets the release's answer
+    assert not limiter.has_headroom(limits)

@@ -1,0 +1,203 @@
+""""Why is my job waiting?": every reason, produced by real job rows, the real lifecycle and
+worker code, and the real Redis limiter (a pool of its own per test)."""
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from datetime import datetime, timedelta
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db.models.functions import Now
+
+from accounts.models import Tenant, create_tenant
+from extraction.execution import lifecycle, worker
+from extraction.capacity import limiter, waiting
+from extraction.intake.acceptance import REQUESTED_EVENT, JobRequest, accept_job
+from extraction.execution.lifecycle import AttemptReport
+from extraction.models import (
+    AttemptOutcome,
+    Document,
+    ExtractionJob,
+    JobState,
+    OutboxEvent,
+)
+
+POLICY = "p-wait"
+RESERVED_TOKENS = 1000
+INVOICE_TEXT = b"ACME Supplies GmbH\nInvoice number: INV-1\nCurrency: EUR\nTotal: 119.00 EUR\n"
+
+
+@pytest.fixture
+def make_pool(transactional_db, settings):
+    """Configure a pool with these limits, unique to the test, with a clean Redis budget."""
+    made: list[str] = []
+
+    def make(**limits) -> str:
+        name = f"wait-{uuid.uuid4().hex[:10]}"
+        settings.PROVIDER_POOLS = {name: {
+            "provider": "builtin", "model": "builtin-rules-1", "max_output_tokens": 500,
+            "requests_per_minute": 600, "tokens_per_minute": 600_000, "max_in_flight": 30,
+            "reserved_tokens": RESERVED_TOKENS, **limits,
+        }}
+        settings.MODEL_POLICIES = {
+            POLICY: {"provider_pool": name, "reserved_tokens": RESERVED_TOKENS, "price_per_1k_tokens_micros": 0},
+        }
+        limiter.reset_pool(name)
+        made.append(name)
+        return name
+
+    yield make
+    for name in made:
+        limiter.reset_pool(name)
+
+
+@pytest.fixture
+def tenant(transactional_db) -> Tenant:
+    return create_tenant(slug=f"t-{uuid.uuid4().hex[:8]}")
+
+
+def accepted_job(tenant: Tenant) -> ExtractionJob:
+    content = INVOICE_TEXT + uuid.uuid4().hex.encode()
+    digest = hashlib.sha256(content).hexdigest()
+    name = default_storage.save(f"documents/{digest}.txt", ContentFile(content))
+    document = Document.objects.create(tenant=tenant, sha256=digest, size=len(content), content_type="text/plain",
+                                       storage_name=name)
+    accepted = accept_job(tenant=tenant, idempotency_key=digest, request=JobRequest(
+        document=document, schema="invoice.v1", model_policy=POLICY, options={}, priority_class="batch",
+        deadline_seconds=3600))
+    return ExtractionJob.objects.get(pk=accepted.job_id)
+
+
+def ready_job(tenant: Tenant) -> ExtractionJob:
+    job = accepted_job(tenant)
+    event = OutboxEvent.objects.get(job_id=job.pk, event_type=REQUESTED_EVENT)
+    assert lifecycle.take_in_requested_event(event_id=event.event_id, payload=event.payload) == "taken_in"
+    job.refresh_from_db()
+    return job
+
+
+def parse(iso: str) -> datetime:
+    return datetime.fromisoformat(iso)
+
+
+def test_accepted_job_waits_for_ingress(make_pool, tenant, settings):
+    make_pool()
+    job = accepted_job(tenant)
+
+    explained = waiting.explain_wait(job)
+    assert explained == {"waiting_for": "ingress", "until": None,
+                         "detail": {"requested_event": "unpublished", "publish_attempts": 0, "last_error": None}}
+
+    # Published but never taken in: recovery makes it READY INGRESS_RECOVERY_SECONDS later at the latest.
+    OutboxEvent.objects.filter(job_id=job.pk).update(published_at=Now())
+    published = OutboxEvent.objects.get(job_id=job.pk).published_at
+    explained = waiting.explain_wait(job)
+    assert explained["waiting_for"] == "ingress"
+    assert explained["detail"]["requested_event"] == "published"
+    assert parse(explained["until"]) == published + timedelta(seconds=settings.INGRESS_RECOVERY_SECONDS)
+
+
+def test_failed_attempt_waits_for_its_retry_backoff(make_pool, tenant):
+    make_pool()
+    ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
+    assert lifecycle.retry_or_fail(claim, report=AttemptReport(outcome=AttemptOutcome.PROVIDER_ERROR, http_status=503),
+                                   retry=True, delay_seconds=120, error_class="provider_error") == "retry"
+    job = ExtractionJob.objects.get(pk=claim.job_id)
+
+    explained = waiting.explain_wait(job)
+    assert explained["waiting_for"] == "retry_backoff"
+    assert parse(explained["until"]) == job.available_at
+    assert explained["detail"] == {"attempt": 1, "max_attempts": job.max_attempts, "last_outcome": "provider_error",
+                                   "error_class": "provider_error"}
+
+
+def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, tenant):
+    pool = make_pool(requests_per_minute=1)
+    # Another worker took the pool's only request slot this minute.
+    assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=10), limiter.Permit)
+    ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
+    assert worker.execute_attempt(claim, worker.WorkerRuntime("w1")) == "deferred"
+    job = ExtractionJob.objects.get(pk=claim.job_id)
+    assert job.state == JobState.READY
+
+    explained = waiting.explain_wait(job)
+    assert explained["waiting_for"] == "capacity"
+    assert parse(explained["until"]) == job.available_at
+    assert explained["detail"]["pool"] == pool
+    assert explained["detail"]["dimension"] == "rpm"
+    assert explained["detail"]["live"]["requests_last_minute"] == 1
+    assert explained["detail"]["live"]["requests_per_minute"] == 1
+
+
+def test_pool_cooldown_is_named_with_its_end(make_pool, tenant):
+    pool = make_pool()
+    job = ready_job(tenant)
+    limiter.start_cooldown(pool, seconds=30)
+    before = datetime.now().astimezone()
+
+    explained = waiting.explain_wait(job)
+    assert explained["waiting_for"] == "capacity"
+    assert explained["detail"]["dimension"] == "cooldown"
+    until = parse(explained["until"])
+    assert before + timedelta(seconds=27) < until < before + timedelta(seconds=33)
+
+
+def test_full_in_flight_pool_is_named(make_pool, tenant):
+    pool = make_pool(max_in_flight=1)
+    assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=10), limiter.Permit)
+    job = ready_job(tenant)
+
+    explained = waiting.explain_wait(job)
+    assert explained["waiting_for"] == "capacity"
+    assert explained["detail"]["dimension"] == "in_flight"
+    assert explained["until"] is None
+    assert explained["detail"]["live"]["in_flight"] == 1
+
+
+def test_spent_token_window_is_named(make_pool, tenant):
+    pool = make_pool(tokens_per_minute=1500)
+    # 1,000 tokens used this minute; this job's 1,000-token reservation would pass 1,500.
+    assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=1000), limiter.Permit)
+    job = ready_job(tenant)
+
+    explained = waiting.explain_wait(job)
+    assert explained["waiting_for"] == "capacity"
+    assert explained["detail"]["dimension"] == "tpm"
+
+
+def test_tenant_at_its_in_flight_cap_is_named(make_pool, tenant):
+    make_pool()
+    Tenant.objects.filter(pk=tenant.pk).update(max_in_flight=1)
+    ready_job(tenant)
+    ready_job(tenant)
+    running = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
+    waiting_job = ExtractionJob.objects.exclude(pk=running.job_id).get(tenant=tenant)
+
+    explained = waiting.explain_wait(waiting_job)
+    assert explained == {"waiting_for": "tenant_in_flight_cap", "until": None,
+                         "detail": {"running": 1, "max_in_flight": 1}}
+
+
+def test_eligible_job_nobody_claims_waits_for_a_worker(make_pool, tenant, monkeypatch):
+    pool = make_pool()
+    job = ready_job(tenant)
+    assert waiting.explain_wait(job)["waiting_for"] == "next_claim"
+
+    monkeypatch.setattr(waiting, "NO_WORKER_GRACE_SECONDS", 0.3)
+    time.sleep(0.4)
+    explained = waiting.explain_wait(job)
+    assert explained["waiting_for"] == "no_worker"
+    assert explained["detail"]["pool"] == pool
+    assert explained["detail"]["eligible_for_seconds"] > 0.3
+
+
+def test_running_job_is_not_waiting(make_pool, tenant):
+    make_pool()
+    ready_job(tenant)
+    claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
+    assert waiting.explain_wait(ExtractionJob.objects.get(pk=claim.job_id)) is None

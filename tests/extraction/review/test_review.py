@@ -1,0 +1,392 @@
+"""Human review of REVIEW_REQUIRED jobs: approve (with corrections, re-validated), reject, two
+reviewers at once, and the review queue in the Django admin, tenant by tenant.
+
+Jobs reach REVIEW_REQUIRED through the real lifecycle (accept → take in → claim → complete with
+the validator's verdict), with the extractor's answer on a real invoice."""
+from __future__ import annotations
+
+import io
+import json
+import threading
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from accounts.models import Membership, Role, Tenant, create_tenant
+from extraction.execution import lifecycle
+from extraction.review import decisions as review
+from extraction.intake.acceptance import JobRequest, accept_job
+from extraction.intake.documents import store_document
+from extraction.models import (
+    AttemptOutcome,
+    ExtractionJob,
+    ExtractionResult,
+    JobState,
+    OutboxEvent,
+    ReviewDecision,
+    Supplier,
+)
+from extraction.models import (
+    DocumentText as DocumentTextRow,
+)
+from extraction.providers.builtin import extract_invoice
+from extraction.validation.schema import parse_invoice_v1
+from extraction.intake.text import DocumentText, extract_document_text
+from extraction.validation.policy import validate_extraction
+
+INVOICES = Path(__file__).resolve().parents[3] / "testdata" / "invoices"
+ELEKTRON = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"   # gross 300.00, valid VAT id/IBAN
+QUEUE_URL = "/admin/extraction/extractionjob/review/"
+
+_TEXT_CACHE: dict[str, tuple[DocumentText, str]] = {}
+
+
+def _elektron() -> tuple[DocumentText, dict[str, Any]]:
+    if "elektron" not in _TEXT_CACHE:
+        document = extract_document_text(ELEKTRON.read_bytes(), "application/pdf")
+        _TEXT_CACHE["elektron"] = (document, json.dumps(extract_invoice(document)))
+    document, output = _TEXT_CACHE["elektron"]
+    return document, json.loads(output)
+
+
+def with_gross(output: dict[str, Any], gross: str) -> dict[str, Any]:
+    changed = json.loads(json.dumps(output))
+    changed["totals"]["gross"]["value"] = gross
+    return changed
+
+
+def job_in_review(tenant: Tenant, *, pages: tuple[str, ...] | None = None,
+                  output: dict[str, Any] | None = None) -> ExtractionJob:
+    """A job driven through the real lifecycle to REVIEW_REQUIRED, judged by the real validator.
+
+    By default: the Elektron invoice whose extracted gross total was misread as 3000.00."""
+    document_text, extracted = _elektron()
+    if pages is not None:
+        document_text = DocumentText(pages=pages)
+    output = output if output is not None else with_gross(extracted, "3000.00")
+    document, _ = store_document(tenant=tenant, upload=io.BytesIO(b"%PDF-1.7 " + uuid.uuid4().hex.encode()),
+                                 filename="invoice.pdf")
+    DocumentTextRow.objects.create(document=document, pages=list(document_text.pages), source="pdf_text_layer")
+    accepted = accept_job(tenant=tenant, idempotency_key=uuid.uuid4().hex, request=JobRequest(
+        document=document, schema="invoice.v1", model_policy="default", options={}, priority_class="batch",
+        deadline_seconds=3600))
+    requested = OutboxEvent.objects.get(job_id=accepted.job_id, event_type="extraction.requested.v1")
+    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
+    claim = lifecycle.claim_next_job(worker_id="review-test")
+    assert claim is not None and claim.job_id == accepted.job_id
+    outcome = validate_extraction(invoice=parse_invoice_v1(json.dumps(output)), document=document_text,
+                                  tenant_id=tenant.pk)
+    assert outcome.review_required, "the test job must need review"
+    assert lifecycle.complete_job(claim, review_required=True, output=output, validation=outcome.as_dict(),
+                                  policy_version=outcome.policy_version,
+                                  report=lifecycle.AttemptReport(outcome=AttemptOutcome.REVIEW_REQUIRED))
+    return ExtractionJob.objects.get(pk=accepted.job_id)
+
+
+def staff(tenant: Tenant | None, role: str = Role.REVIEWER, *, superuser: bool = False, name: str = ""):
+    user = get_user_model().objects.create_user(username=name or f"u-{uuid.uuid4().hex[:8]}", password="pw",
+                                                is_staff=True, is_superuser=superuser)
+    if tenant is not None:
+        Membership.objects.create(user=user, tenant=tenant, role=role)
+    return user
+
+
+def events(job: ExtractionJob) -> list[str]:
+    return list(OutboxEvent.objects.filter(job_id=job.pk).order_by("created_at").values_list("event_type", flat=True))
+
+
+def _tenant_knowing_elektron() -> Tenant:
+    tenant = create_tenant(slug=f"r-{uuid.uuid4().hex[:8]}")
+    _, output = _elektron()
+    supplier = output["supplier"]
+    Supplier.objects.create(tenant=tenant, name=supplier["name"]["value"], vat_id=supplier["vat_id"]["value"],
+                            iban=supplier["iban"]["value"])
+    return tenant
+
+
+@pytest.fixture
+def tenant(db) -> Tenant:
+    return _tenant_knowing_elektron()
+
+
+@pytest.fixture
+def committed_tenant(transactional_db) -> Tenant:
+    """For tests with several connections: rows they must see are committed."""
+    return _tenant_knowing_elektron()
+
+
+# --- approve / reject --------------------------------------------------------------------------------
+
+def test_review_required_job_gets_no_completed_event_until_approved(tenant):
+    job = job_in_review(tenant)
+    reviewer = staff(tenant)
+    assert job.state == JobState.REVIEW_REQUIRED
+    assert "extraction.completed.v1" not in events(job)
+    assert events(job) == ["extraction.requested.v1", "extraction.review_required.v1"]
+
+    result = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version,
+                                   corrections={"totals.gross": "300.00"})
+
+    assert result.status == review.APPROVED, result
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED
+    assert events(job).count("extraction.completed.v1") == 1
+
+
+def test_approval_with_a_correction_is_revalidated_and_audited(tenant):
+    job = job_in_review(tenant)
+    reviewer = staff(tenant)
+
+    result = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version,
+                                   corrections={"totals.gross": " 300.00 ", "totals.net": "252.10"},
+                                   comment="misread total")
+
+    assert result.status == review.APPROVED
+    stored = ExtractionResult.objects.get(job_id=job.pk)
+    assert stored.output["totals"]["gross"]["value"] == "300.00"
+    assert stored.validation["review_required"] is False
+    assert stored.validation["review"]["corrected_fields"] == ["totals.gross"]  # net was unchanged
+    decision = ReviewDecision.objects.get(job_id=job.pk)
+    assert (decision.decision, decision.reviewer_id, decision.state_version) == ("approved", reviewer.pk,
+                                                                                 job.state_version)
+    assert decision.before["totals"]["gross"]["value"] == "3000.00"
+    assert decision.after["totals"]["gross"]["value"] == "300.00"
+    assert decision.comment == "misread total"
+
+
+def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(tenant):
+    job = job_in_review(tenant)
+
+    result = review.approve_review(job_id=job.pk, reviewer=staff(tenant), seen_state_version=job.state_version,
+                                   corrections={"totals.gross": "310.00"})
+
+    assert result.status == review.REFUSED
+    assert result.reasons == ["totals_sum_mismatch", "amount_due_mismatch"]
+    job.refresh_from_db()
+    assert job.state == JobState.REVIEW_REQUIRED
+    assert not ReviewDecision.objects.filter(job_id=job.pk).exists()
+    assert "extraction.completed.v1" not in events(job)
+
+
+def test_correction_is_checked_against_master_data_too(tenant):
+    job = job_in_review(tenant)
+
+    result = review.approve_review(job_id=job.pk, reviewer=staff(tenant), seen_state_version=job.state_version,
+                                   corrections={"totals.gross": "300.00", "supplier.iban": "DE89370400440532013000"})
+
+    assert result.status == review.REFUSED
+    assert result.reasons == ["supplier_iban_mismatch"]
+
+
+def test_approving_unchanged_failing_result_needs_an_override_with_a_comment(tenant):
+    job = job_in_review(tenant)
+    reviewer = staff(tenant)
+    seen = job.state_version
+
+    plain = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=seen)
+    silent = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=seen, override=True)
+    explained = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=seen, override=True,
+                                      comment="supplier confirmed the total by phone")
+
+    assert plain.status == review.REFUSED and "totals_sum_mismatch" in plain.reasons
+    assert silent.status == review.REFUSED and silent.reasons == ["override_needs_comment"]
+    assert explained.status == review.APPROVED
+    audit = ReviewDecision.objects.get(job_id=job.pk).validation["review"]
+    assert audit["override"] is True
+    assert "totals_sum_mismatch" in audit["overridden_reasons"]
+
+
+def test_reject_fails_the_job_terminally_and_it_is_never_delivered(tenant):
+    job = job_in_review(tenant)
+    reviewer = staff(tenant)
+
+    result = review.reject_review(job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version,
+                                  comment="not our invoice")
+
+    assert result.status == review.REJECTED
+    job.refresh_from_db()
+    assert job.state == JobState.FAILED_TERMINAL and job.error_class == "review_rejected"
+    assert events(job) == ["extraction.requested.v1", "extraction.review_required.v1", "extraction.dead_lettered.v1"]
+    decision = ReviewDecision.objects.get(job_id=job.pk)
+    assert decision.decision == "rejected" and decision.after is None and decision.comment == "not our invoice"
+
+
+def test_reviewer_of_another_tenant_cannot_decide(tenant):
+    job = job_in_review(tenant)
+    outsider = staff(create_tenant(slug=f"o-{uuid.uuid4().hex[:8]}"))
+
+    result = review.reject_review(job_id=job.pk, reviewer=outsider, seen_state_version=job.state_version)
+
+    assert result.status == review.REFUSED
+    job.refresh_from_db()
+    assert job.state == JobState.REVIEW_REQUIRED
+
+
+def test_two_reviewers_at_once_exactly_one_wins(committed_tenant):
+    tenant = committed_tenant
+    job = job_in_review(tenant)
+    approver, rejecter = staff(tenant), staff(tenant)
+    seen = job.state_version
+    start = threading.Barrier(2)
+    results: dict[str, review.ReviewResult] = {}
+
+    def act(name: str, decide) -> None:
+        try:
+            start.wait(timeout=10)
+            results[name] = decide()
+        finally:
+            connection.close()  # each thread has its own connection
+
+    threads = [
+        threading.Thread(target=act, args=("approve", lambda: review.approve_review(
+            job_id=job.pk, reviewer=approver, seen_state_version=seen, corrections={"totals.gross": "300.00"}))),
+        threading.Thread(target=act, args=("reject", lambda: review.reject_review(
+            job_id=job.pk, reviewer=rejecter, seen_state_version=seen))),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    statuses = sorted(r.status for r in results.values())
+    assert statuses in ([review.APPROVED, review.CONFLICT], [review.CONFLICT, review.REJECTED])
+    decisions = list(ReviewDecision.objects.filter(job_id=job.pk))
+    assert len(decisions) == 1
+    job.refresh_from_db()
+    winner = decisions[0].decision
+    assert job.state == (JobState.SUCCEEDED if winner == "approved" else JobState.FAILED_TERMINAL)
+    loser = next(r for r in results.values() if r.status == review.CONFLICT)
+    assert "Someone else decided" in loser.message
+    assert len([e for e in events(job) if e in ("extraction.completed.v1", "extraction.dead_lettered.v1")]) == 1
+
+
+# --- the admin ----------------------------------------------------------------------------------------
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_reviewer_sees_only_own_tenants_review_jobs_oldest_first(tenant):
+    other = create_tenant(slug=f"b-{uuid.uuid4().hex[:8]}")
+    first, theirs, second = job_in_review(tenant), job_in_review(other), job_in_review(tenant)
+    # One test transaction means one now(): give the jobs their arrival order explicitly.
+    for age, job in ((3, first), (2, theirs), (1, second)):
+        ExtractionJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=age))
+    client = logged_in(staff(tenant))
+
+    page = client.get(QUEUE_URL)
+
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert str(first.pk) in body and str(second.pk) in body
+    assert str(theirs.pk) not in body
+    assert body.index(str(first.pk)) < body.index(str(second.pk))
+    assert "totals_sum_mismatch" in body
+    assert client.get(f"/admin/extraction/extractionjob/{theirs.pk}/review/").status_code == 404
+    changelist = client.get("/admin/extraction/extractionjob/").content.decode()
+    assert str(first.pk) in changelist and str(theirs.pk) not in changelist
+
+
+def test_superuser_sees_every_tenants_queue(tenant):
+    other = create_tenant(slug=f"b-{uuid.uuid4().hex[:8]}")
+    mine, theirs = job_in_review(tenant), job_in_review(other)
+
+    body = logged_in(staff(None, superuser=True)).get(QUEUE_URL).content.decode()
+
+    assert str(mine.pk) in body and str(theirs.pk) in body
+
+
+def test_members_without_the_reviewer_role_do_not_get_the_queue(tenant):
+    job = job_in_review(tenant)
+    client = logged_in(staff(tenant, Role.MEMBER))
+
+    assert client.get(QUEUE_URL).status_code == 404
+    assert client.get(f"/admin/extraction/extractionjob/{job.pk}/review/").status_code == 404
+
+
+def test_review_screen_shows_fields_and_escaped_document_with_highlighted_evidence(tenant):
+    hostile = ("<script>alert('x')</script>\nLieferant <img src=x onerror=alert(1)> GmbH\n"
+               "Invoice number: R-1\nTotal: 119.00\n")
+    start = hostile.index("Lieferant")
+    end = hostile.index(" GmbH") + len(" GmbH")
+    _, output = _elektron()
+    answer = json.loads(json.dumps(output))
+    answer["supplier"]["name"] = {"value": hostile[start:end],
+                                  "evidence": {"page": 1, "start": start, "end": end, "quote": hostile[start:end]}}
+    job = job_in_review(tenant, pages=(hostile,), output=answer)
+
+    page = logged_in(staff(tenant)).get(f"/admin/extraction/extractionjob/{job.pk}/review/")
+
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert "<script>alert" not in body and "<img src=x" not in body
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+    assert '<mark class="evidence flagged" title="supplier.name">Lieferant &lt;img src=x onerror=alert(1)&gt; GmbH</mark>' in body
+    assert 'name="field:totals.gross" value="300.00"' in body
+    assert f'name="state_version" value="{job.state_version}"' in body
+
+
+def test_approve_through_the_admin_with_a_corrected_field(tenant):
+    job = job_in_review(tenant)
+    client = logged_in(staff(tenant))
+
+    response = client.post(f"/admin/extraction/extractionjob/{job.pk}/review/", {
+        "state_version": job.state_version, "action": "approve", "field:totals.gross": "300.00", "comment": "",
+    })
+
+    assert response.status_code == 302 and response.url == QUEUE_URL
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED
+
+
+def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(tenant):
+    job = job_in_review(tenant)
+    client = logged_in(staff(tenant))
+
+    response = client.post(f"/admin/extraction/extractionjob/{job.pk}/review/", {
+        "state_version": job.state_version, "action": "approve", "field:totals.gross": "310.00",
+    })
+
+    body = response.content.decode()
+    assert response.status_code == 409
+    assert "Not approved" in body and "totals_sum_mismatch" in body
+    assert 'name="field:totals.gross" value="310.00"' in body
+
+
+def test_second_reviewer_in_the_admin_gets_a_clear_message(tenant):
+    job = job_in_review(tenant)
+    first, second = logged_in(staff(tenant)), logged_in(staff(tenant))
+    form = {"state_version": job.state_version, "action": "reject", "comment": "duplicate"}
+
+    assert first.post(f"/admin/extraction/extractionjob/{job.pk}/review/", form).status_code == 302
+    late = second.post(f"/admin/extraction/extractionjob/{job.pk}/review/", form, follow=True)
+
+    assert "Someone else decided this job first" in late.content.decode()
+    assert ReviewDecision.objects.filter(job_id=job.pk).count() == 1
+
+
+def test_operator_sees_the_tenants_jobs_read_only_with_a_link_to_the_queue(tenant):
+    job = job_in_review(tenant)
+    client = logged_in(staff(tenant, Role.OPERATOR))
+
+    changelist = client.get("/admin/extraction/extractionjob/")
+    detail = client.get(f"/admin/extraction/extractionjob/{job.pk}/change/")
+    edit = client.post(f"/admin/extraction/extractionjob/{job.pk}/change/", {"state": "SUCCEEDED"})
+
+    assert changelist.status_code == 200
+    assert QUEUE_URL in changelist.content.decode() and str(job.pk) in changelist.content.decode()
+    assert detail.status_code == 200 and 'name="_save"' not in detail.content.decode()
+    assert "totals_sum_mismatch" in detail.content.decode()  # the stored validation is shown
+    assert edit.status_code == 403
+    job.refresh_from_db()
+    assert job.state == JobState.REVIEW_REQUIRED
+    assert client.get("/admin/").status_code == 200
