@@ -49,7 +49,7 @@ from django.conf import settings
 
 from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml
 from extraction.providers.builtin import extract_invoice
-from extraction.providers.simulator import hallucinate
+from tests.simulator import hallucinate
 from extraction.validation.schema import parse_invoice_v1
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 from extraction.intake.text import DocumentText, extract_document_text

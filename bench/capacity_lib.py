@@ -134,7 +134,7 @@ def run_memoized_simulator(config: dict[str, Any]) -> None:
     import django
 
     django.setup()
-    from extraction.providers.simulator import (
+    from tests.simulator import (
         SimulatorConfig,
         builtin_extractor,
         run_simulator,

@@ -235,7 +235,7 @@ def run_memoized_simulator(latency_seconds: float) -> None:
     import django
 
     django.setup()
-    from extraction.providers.simulator import SimulatorConfig, builtin_extractor, run_simulator
+    from tests.simulator import SimulatorConfig, builtin_extractor, run_simulator
 
     extract = builtin_extractor()
     answers: dict[tuple[str, ...], dict] = {}

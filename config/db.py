@@ -1,11 +1,57 @@
 """Database helpers shared by the hot paths."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, Self
+
 import psycopg
 from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg.abc import Params, Query
 
 
-def prepared_cursor() -> psycopg.Cursor:
+class DjangoErrorsCursor(psycopg.Cursor[Any]):
+    """A psycopg cursor whose database errors arrive as Django's (``django.db.OperationalError``
+    and so on, the psycopg error as ``__cause__``), as from Django's own cursors.
+
+    Callers tell a database blip (requeue, retry) from a refusal (dead-letter) by Django's
+    classes, and Django notices a broken connection only through ``wrap_database_errors``
+    (it sets ``errors_occurred``, so ``close_if_unusable_or_obsolete`` drops the connection).
+    """
+
+    __slots__ = ("_wrap_errors",)
+
+    def __init__(self, db: BaseDatabaseWrapper) -> None:
+        super().__init__(db.connection)
+        self._wrap_errors = db.wrap_database_errors
+
+    def execute(self, query: Query, params: Params | None = None, *, prepare: bool | None = None,
+                binary: bool | None = None) -> Self:
+        with self._wrap_errors:
+            return super().execute(query, params, prepare=prepare, binary=binary)
+
+    def executemany(self, query: Query, params_seq: Iterable[Params], *, returning: bool = False) -> None:
+        with self._wrap_errors:
+            super().executemany(query, params_seq, returning=returning)
+
+    def fetchone(self) -> Any:
+        with self._wrap_errors:
+            return super().fetchone()
+
+    def fetchmany(self, size: int = 0) -> list[Any]:
+        with self._wrap_errors:
+            return super().fetchmany(size)
+
+    def fetchall(self) -> list[Any]:
+        with self._wrap_errors:
+            return super().fetchall()
+
+    def __next__(self) -> Any:
+        with self._wrap_errors:
+            return super().__next__()
+
+
+def prepared_cursor() -> DjangoErrorsCursor:
     """A server-side-binding cursor on Django's connection, in its current transaction, for
     statements run with ``execute(..., prepare=True)``.
 
@@ -16,4 +62,4 @@ def prepared_cursor() -> psycopg.Cursor:
     (settings) ``prepare=True`` is ignored and these are planned every time, as before.
     """
     connection.ensure_connection()
-    return psycopg.Cursor(connection.connection)
+    return DjangoErrorsCursor(connection)

@@ -3,14 +3,23 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import datetime, timezone
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+
+
+def rfc3339_utc(timestamp: float) -> str:
+    """``2026-12-01T09:41:07.123Z``: UTC with milliseconds, so lines from processes on hosts
+    in other zones sort and join, and events in the same second keep their order."""
+    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            # When the event was logged (record.created), not when the handler got to it.
+            "ts": rfc3339_utc(record.created),
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),

@@ -18,11 +18,27 @@ def env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
 
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
 def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None:
+    """The switch ``name``: 1/true/yes/on or 0/false/no/off (any case, spaces ignored); unset
+    or empty means ``default`` (``FOO=`` in an env file reads as "not set").
+
+    Anything else is ImproperlyConfigured: a misspelt ``DJANGO_DEBUG=ture`` or
+    ``POSTGRES_PREPARED_STATEMENTS=of`` must stop the process, not quietly pick a side.
+    """
+    value = (os.environ.get(name) or "").strip().lower()
+    if not value:
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name}={os.environ[name]!r} is not a boolean: use one of 1/true/yes/on or 0/false/no/off."
+    )
 
 
 def env_int(name: str, default: int) -> int:
@@ -44,6 +60,23 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = [h for h in (env("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver") or "").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in (env("DJANGO_CSRF_TRUSTED_ORIGINS", "") or "").split(",") if o]
 
+# HTTPS in production: cookies only over TLS, HSTS, and a redirect for everything but the probes
+# and the scraper, which call the process directly over plain HTTP on loopback. Development
+# (bin/run on 127.0.0.1) serves plain HTTP.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEVELOPMENT)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0 if DEVELOPMENT else 31_536_000)
+# Whether every subdomain is HTTPS-only, and whether to ask browsers to preload HSTS, are the
+# operator's decisions about the whole domain (preloading is hard to undo): off unless asked.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", not DEVELOPMENT)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", not DEVELOPMENT)
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (and strips it from clients).
+if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -60,6 +93,9 @@ INSTALLED_APPS = [
     "extraction",
     "delivery",
 ]
+# Development-only commands (the provider simulator, which needs aiohttp): absent in production.
+if DEVELOPMENT:
+    INSTALLED_APPS.append("tests.devtools")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -333,6 +369,17 @@ if env("POSTGRES_POOL_MAX_SIZE"):
     }
 SCHEDULER_INTERVAL_SECONDS = float(env("SCHEDULER_INTERVAL_SECONDS", "1") or 1)
 SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
+# Sweeps of other apps that the durable scheduler runs in each round (a callable taking the
+# broker connection): webhook deliveries are driven by their rows too (reap leases, hint due ones).
+SCHEDULER_APP_SWEEPS = ["delivery.dispatch.schedule_due_deliveries"]
+# What /metrics reports: each app's collectors, each called with a cursor in the scrape's transaction.
+METRICS_COLLECTORS = [
+    "extraction.execution.metrics.collect",
+    "extraction.outbox.metrics.collect",
+    "extraction.capacity.metrics.collect",
+]
+# A count in /metrics is exact up to this many rows, then the planner's estimate.
+METRICS_EXACT_COUNT_CAP = env_int("METRICS_EXACT_COUNT_CAP", 100_000)
 
 # Test-only crash points (extraction/faults.py); empty in every real deployment.
 FAULT_INJECTION_POINTS = frozenset(p for p in (env("FAULT_INJECTION", "") or "").split(",") if p)

@@ -14,9 +14,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
 from accounts.models import Role
-from extraction.admin import TenantScopedAdmin, _has_role, _membership
-
 from delivery import dispatch, endpoints
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from delivery.models import (
@@ -78,7 +77,7 @@ class WebhookEndpointAdmin(TenantScopedAdmin):
         if change:
             obj.save(update_fields=["event_types", "description"])
             return
-        tenant = form.cleaned_data.get("tenant") if request.user.is_superuser else _membership(request).tenant
+        tenant = form.cleaned_data.get("tenant") if request.user.is_superuser else staff_membership(request).tenant
         registration = endpoints.register_endpoint(tenant=tenant, url=form.cleaned_data["url"],
                                                    event_types=form.cleaned_data["event_types"],
                                                    description=form.cleaned_data.get("description", ""))
@@ -136,7 +135,7 @@ class DeliveryAdmin(TenantScopedAdmin):
 
     @admin.action(description="Redeliver (same webhook-id; failed or delivered ones)")
     def redeliver(self, request: HttpRequest, queryset: QuerySet) -> None:
-        if not _has_role(request, Role.OPERATOR):
+        if not has_role(request, Role.OPERATOR):
             messages.error(request, "Redelivery needs the operator role.")
             return
         ids = dispatch.redeliver(dispatch.DeliveryFilter(
@@ -153,7 +152,7 @@ class ErpAdmin(admin.ModelAdmin):
     connection_field = "connection_id"
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and (request.user.is_superuser or _membership(request) is not None)
+        return request.user.is_active and (request.user.is_superuser or staff_membership(request) is not None)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.has_module_permission(request)
@@ -162,7 +161,7 @@ class ErpAdmin(admin.ModelAdmin):
         queryset = super().get_queryset(request)
         if request.user.is_superuser:
             return queryset
-        membership = _membership(request)
+        membership = staff_membership(request)
         return queryset.filter(**{self.connection_field: membership.tenant.slug}) if membership else queryset.none()
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -33,11 +33,8 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from kombu import Connection
 
+from config.backoff import full_jitter, parse_retry_after
 from config.topology import DELIVERY, queue_depth
-from extraction.models import ExtractionJob, OutboxEvent
-from extraction.providers.openai_compat import parse_retry_after
-from extraction.api.serializers import result_body
-
 from delivery import egress, signing
 from delivery.models import (
     VERIFICATION_TYPE,
@@ -48,6 +45,8 @@ from delivery.models import (
     WebhookSecret,
     delivery_id_for,
 )
+from extraction.api.serializers import result_body
+from extraction.models import ExtractionJob, OutboxEvent
 
 logger = logging.getLogger("delivery")
 
@@ -71,9 +70,8 @@ def lease_seconds() -> float:
 
 
 def backoff_seconds(attempt: int, *, rng: random.Random | None = None) -> float:
-    """Full jitter: uniform(0, min(cap, base · 2^(attempt-1)))."""
-    ceiling = min(settings.WEBHOOK_RETRY_CAP_SECONDS, settings.WEBHOOK_RETRY_BASE_SECONDS * 2 ** max(0, attempt - 1))
-    return (rng or random).uniform(0, ceiling)
+    return full_jitter(attempt, base=settings.WEBHOOK_RETRY_BASE_SECONDS, cap=settings.WEBHOOK_RETRY_CAP_SECONDS,
+                       rng=rng)
 
 
 # --- fan-out ----------------------------------------------------------------------------------------

@@ -5,8 +5,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from extraction.api.serializers import StrictSerializer
-
+from config.serializers import StrictSerializer
 from delivery.endpoints import IssuedSecret
 from delivery.models import SUBSCRIBABLE_TYPES, Delivery, WebhookEndpoint
 

@@ -76,7 +76,7 @@ class WebhookEndpointListCreateView(APIView):
         return Response(body, status=status.HTTP_201_CREATED,
                         headers={"Location": f"/api/v1/webhook-endpoints/{endpoint.pk}"})
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(operation_id="v1_webhook_endpoints_list", responses={200: dict})
     def get(self, request: Request) -> Response:
         principal = _principal(request, Role.OPERATOR)
         rows = WebhookEndpoint.objects.filter(tenant=principal.tenant).order_by("-created_at")[:200]

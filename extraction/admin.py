@@ -27,78 +27,13 @@ from django.utils.safestring import SafeString, mark_safe
 from stdnum import iban as stdnum_iban
 from stdnum.exceptions import ValidationError as StdnumValidationError
 
-from accounts.models import Membership, Role, role_at_least
-
-from extraction.review import decisions as review
+from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
+from accounts.models import Role
 from extraction.models import ExtractionJob, ExtractionResult, JobState, ProviderPool, ReviewDecision, Supplier
+from extraction.review import decisions as review
 from extraction.validation.suppliers import CSV_COLUMNS, normalize_iban, normalize_vat_id
 
 REVIEW_PAGE_SIZE = 50
-
-
-def _membership(request: HttpRequest) -> Membership | None:
-    user = request.user
-    if not user.is_authenticated or not user.is_staff:
-        return None
-    if not hasattr(request, "_extraction_membership"):
-        request._extraction_membership = (  # type: ignore[attr-defined]
-            Membership.objects.filter(user_id=user.pk, revoked_at__isnull=True).select_related("tenant").first())
-    return request._extraction_membership  # type: ignore[attr-defined]
-
-
-def _has_role(request: HttpRequest, needed: str) -> bool:
-    if request.user.is_active and request.user.is_superuser:
-        return True
-    membership = _membership(request)
-    return membership is not None and role_at_least(membership.role, needed)
-
-
-def _in_tenant(request: HttpRequest, tenant_id: Any) -> bool:
-    if request.user.is_superuser:
-        return True
-    membership = _membership(request)
-    return membership is not None and membership.tenant_id == tenant_id
-
-
-class TenantScopedAdmin(admin.ModelAdmin):
-    """Rows of the user's tenant only; access by membership role (``view_role``/``edit_role``)."""
-
-    tenant_field = "tenant"
-    view_role = Role.REVIEWER
-    edit_role: str | None = None
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
-        queryset = super().get_queryset(request)
-        if request.user.is_superuser:
-            return queryset
-        membership = _membership(request)
-        if membership is None:
-            return queryset.none()
-        return queryset.filter(**{f"{self.tenant_field}_id": membership.tenant_id})
-
-    def _tenant_id_of(self, obj: Any) -> Any:
-        for part in self.tenant_field.split("__")[:-1]:
-            obj = getattr(obj, part)
-        return getattr(obj, f"{self.tenant_field.split('__')[-1]}_id")
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return _has_role(request, self.view_role)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return _has_role(request, self.view_role) and (obj is None or _in_tenant(request, self._tenant_id_of(obj)))
-
-    def _may_edit(self, request: HttpRequest, obj: Any = None) -> bool:
-        return (self.edit_role is not None and _has_role(request, self.edit_role)
-                and (obj is None or _in_tenant(request, self._tenant_id_of(obj))))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return self._may_edit(request)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._may_edit(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._may_edit(request, obj)
 
 
 # --- jobs and the review queue ----------------------------------------------------------------------
@@ -118,7 +53,7 @@ class ExtractionJobAdmin(TenantScopedAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         queryset = super().get_queryset(request)
-        if not _has_role(request, Role.OPERATOR):
+        if not has_role(request, Role.OPERATOR):
             queryset = queryset.filter(state=JobState.REVIEW_REQUIRED)
         return queryset
 
@@ -144,12 +79,12 @@ class ExtractionJobAdmin(TenantScopedAdmin):
 
     # -- the queue ------------------------------------------------------------------------------
     def review_queue_view(self, request: HttpRequest) -> HttpResponse:
-        if not _has_role(request, Role.REVIEWER):
+        if not has_role(request, Role.REVIEWER):
             raise PermissionDeniedPage()
         queryset = (ExtractionJob.objects.filter(state=JobState.REVIEW_REQUIRED)
                     .select_related("tenant", "document", "result").order_by("created_at", "id"))
         if not request.user.is_superuser:
-            queryset = queryset.filter(tenant_id=_membership(request).tenant_id)  # type: ignore[union-attr]
+            queryset = queryset.filter(tenant_id=staff_membership(request).tenant_id)  # type: ignore[union-attr]
         page = Paginator(queryset, REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
         rows = [{"job": job, "reasons": _stored_reasons(job)} for job in page.object_list]
         context = {**self.admin_site.each_context(request), "title": "Review queue", "opts": self.model._meta,
@@ -363,14 +298,14 @@ class SupplierAdmin(TenantScopedAdmin):
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> type:
         form = super().get_form(request, obj, change, **kwargs)
-        membership = _membership(request)
+        membership = staff_membership(request)
         if not request.user.is_superuser and membership is not None:
             form = type("TenantSupplierForm", (form,), {"tenant_id_for_new": membership.tenant_id})
         return form
 
     def save_model(self, request: HttpRequest, obj: Supplier, form: forms.ModelForm, change: bool) -> None:
         if not change and not request.user.is_superuser:
-            obj.tenant_id = _membership(request).tenant_id  # type: ignore[union-attr]
+            obj.tenant_id = staff_membership(request).tenant_id  # type: ignore[union-attr]
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Export selected suppliers as CSV (name, vat_id, iban)")
@@ -402,7 +337,7 @@ class ReviewDecisionAdmin(TenantScopedAdmin):
                        "pretty_after", "pretty_validation"]
     fields = readonly_fields
 
-    def _tenant_id_of(self, obj: ReviewDecision) -> Any:
+    def tenant_id_of(self, obj: ReviewDecision) -> Any:
         return obj.job.tenant_id
 
     @admin.display(boolean=True, description="override")

@@ -6,20 +6,10 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
+from config.serializers import StrictSerializer
+from extraction.capacity.waiting import explain_wait
 from extraction.intake.acceptance import SCHEMAS
 from extraction.models import Document, ExtractionJob, ExtractionResult, PriorityClass
-from extraction.capacity.waiting import explain_wait
-
-
-class StrictSerializer(serializers.Serializer):
-    """Rejects members it does not know, so a typo in a field name is an error, not a default."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
 
 
 class DocumentIdField(serializers.UUIDField):

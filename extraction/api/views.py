@@ -60,6 +60,7 @@ class DocumentCreateView(APIView):
 
 
 class DocumentDetailView(APIView):
+    @extend_schema(responses={200: dict})
     def get(self, request: Request, document_id) -> Response:
         document = Document.objects.filter(tenant=_principal(request).tenant, pk=document_id).first()
         if document is None:
@@ -148,7 +149,8 @@ class ExtractionJobListCreateView(APIView):
         body = {"job_id": str(accepted.job_id), "state": accepted.state, "status_url": url}
         return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
 
-    @extend_schema(parameters=[OpenApiParameter("state", str, enum=JobState.values)], responses={200: dict})
+    @extend_schema(operation_id="v1_extraction_jobs_list",
+                   parameters=[OpenApiParameter("state", str, enum=JobState.values)], responses={200: dict})
     def get(self, request: Request) -> Response:
         principal = _principal(request)
         jobs = ExtractionJob.objects.filter(tenant=principal.tenant).select_related("result")

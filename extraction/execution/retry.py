@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from config.backoff import full_jitter
 from extraction.models import AttemptOutcome
 from extraction.providers.base import ErrorKind
 
@@ -36,7 +37,7 @@ def backoff_seconds(attempt: int, *, retry_after: float | None = None, rng: rand
     up to RETRY_AFTER_MAX_SECONDS; the deadline check decides whether such a wait still fits."""
     rng = rng or random
     base, cap = settings.RETRY_BASE_SECONDS, settings.RETRY_CAP_SECONDS
-    delay = rng.uniform(0, min(cap, base * 2 ** max(attempt - 1, 0)))
+    delay = full_jitter(attempt, base=base, cap=cap, rng=rng)
     if retry_after is not None:
         delay = max(delay, min(retry_after, settings.RETRY_AFTER_MAX_SECONDS) + rng.uniform(0, base / 2))
     return delay

@@ -5,20 +5,20 @@ duplicate wake-ups (which are hints), never a transition.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from dataclasses import dataclass
 from typing import Callable
 
 from django.conf import settings
-from django.db import connection
+from django.utils.module_loading import import_string
 from kombu import Connection
 
-from config.topology import LLM, declare_topology, queue_depth
-from delivery.dispatch import schedule_due_deliveries
-
-from extraction.execution import lifecycle
+from config.sweeps import sweep_forever
+from config.topology import LLM, queue_depth
 from extraction.capacity import limiter
+from extraction.execution import lifecycle
 
 logger = logging.getLogger("extraction.scheduler")
 
@@ -57,6 +57,11 @@ def wake_for_eligible_jobs(broker: Connection) -> int:
     return wake_workers(min(missing, settings.SCHEDULER_WAKE_CAP)) if missing > 0 else 0
 
 
+@functools.cache
+def app_sweeps() -> tuple[Callable[[Connection], object], ...]:
+    return tuple(import_string(path) for path in settings.SCHEDULER_APP_SWEEPS)
+
+
 def scheduler_tick(broker: Connection) -> Sweep:
     """One sweep.
 
@@ -64,14 +69,15 @@ def scheduler_tick(broker: Connection) -> Sweep:
     2. Fail waiting jobs past their deadline (with a dead-letter event).
     3. Make ACCEPTED jobs READY whose ingress message never arrived.
     4. Wake workers for eligible jobs not covered by wake messages already queued.
-    5. Hint the delivery workers about due webhook deliveries.
+    5. Run the other apps' sweeps that the settings list (``SCHEDULER_APP_SWEEPS``: the
+       delivery app's due webhook deliveries), so one process keeps every row-driven queue moving.
     """
     reaped = lifecycle.reap_expired_leases()
     expired = lifecycle.expire_deadlines()
     recovered = lifecycle.recover_lost_ingress()
     woken = wake_for_eligible_jobs(broker)
-    # DLV-1: webhook deliveries are driven by their rows too (reap their leases, hint due ones).
-    schedule_due_deliveries(broker)
+    for app_sweep in app_sweeps():
+        app_sweep(broker)
     sweep = Sweep(reaped, expired, recovered, woken)
     if reaped or expired or recovered:
         logger.info("scheduler sweep", extra=sweep.__dict__)
@@ -80,32 +86,3 @@ def scheduler_tick(broker: Connection) -> Sweep:
 
 def run_scheduler(*, stop: threading.Event, interval: float | None = None, once: bool = False) -> None:
     sweep_forever(scheduler_tick, stop=stop, interval=interval, once=once, log=logger, name="scheduler")
-
-
-def sweep_forever(sweep: Callable[[Connection], object], *, stop: threading.Event, interval: float | None,
-                  once: bool, log: logging.Logger, name: str) -> None:
-    """Run ``sweep`` every ``interval`` seconds on one broker connection until ``stop``. Any
-    failure (database or broker down) is logged and the connection dropped; the next round
-    reconnects, so the loop outlives its dependencies' outages."""
-    interval = settings.SCHEDULER_INTERVAL_SECONDS if interval is None else interval
-    broker: Connection | None = None
-    while not stop.is_set():
-        try:
-            if broker is None:
-                broker = Connection(settings.BROKER_URL, connect_timeout=5)
-                broker.ensure_connection(max_retries=1)
-                # Sweeps ask queue depths, which a broker that nobody has declared the queues
-                # on yet (a first start, a reset) answers with 404.
-                declare_topology(broker)
-            sweep(broker)
-        except Exception:  # noqa: BLE001 - DB or broker down: keep sweeping once they return
-            log.exception("%s sweep failed", name)
-            connection.close()  # the connection may be broken; the next round opens a new one
-            if broker is not None:
-                broker.release()
-            broker = None
-        if once:
-            break
-        stop.wait(interval)
-    if broker is not None:
-        broker.release()

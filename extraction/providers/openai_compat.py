@@ -8,51 +8,24 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import threading
 import time
 import weakref
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx2
 import openai
 
+from config.backoff import parse_retry_after
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from extraction.providers.prompt import build_messages
 from extraction.validation.schema import invoice_v1_json_schema
-
-_DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")
 
 # One call at a time per thread; a little room in case a response is left unclosed.
 CONNECTIONS_PER_THREAD = 4
 
 # 408 is the server giving up waiting for us; 409 is OpenAI's "lock timeout, try again".
 _TRANSIENT_4XX = {408: ErrorKind.TIMEOUT, 409: ErrorKind.PROVIDER_ERROR}
-
-
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
-
-    A date in the past means "now" (0.0). Anything unparsable is None, so callers fall back to
-    their own backoff instead of trusting garbage.
-    """
-    if value is None:
-        return None
-    value = value.strip()
-    if _DELTA_SECONDS.fullmatch(value):
-        seconds = float(value)
-        return seconds if math.isfinite(seconds) else None
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if moment.tzinfo is None:
-        # asctime() dates carry no zone; HTTP dates are always GMT.
-        moment = moment.replace(tzinfo=timezone.utc)
-    now = now or datetime.now(timezone.utc)
-    return max(0.0, (moment - now).total_seconds())
 
 
 def retry_after_from_headers(headers: Any) -> float | None:

@@ -139,12 +139,12 @@ def test_outbox_lag_is_the_oldest_unpublished_event_age(jobs):
     assert samples[("extraction_outbox_unpublished_events", frozenset())] == 0
 
 
-def test_large_table_counts_are_bounded_then_estimated(jobs, monkeypatch):
+def test_large_table_counts_are_bounded_then_estimated(jobs, settings):
     # Past the cap, the pending states are counted up to it and then estimated by the planner;
     # the terminal states come from pg_stats. After ANALYZE of this small table, both are exact.
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE extraction_jobs")
-    monkeypatch.setattr(metrics, "EXACT_COUNT_CAP", 2)
+    settings.METRICS_EXACT_COUNT_CAP = 2
     samples = parse_exposition(scrape()[1])
     assert state_counts(samples) == EXPECTED_STATES
 
@@ -217,15 +217,15 @@ def test_an_empty_metrics_token_admits_nobody_remote(pool, settings):
     assert scrape(REMOTE_ADDR="10.1.2.3", HTTP_AUTHORIZATION="Bearer ")[0] == 403
 
 
-def test_terminal_states_of_a_large_table_are_estimated_not_counted(jobs, monkeypatch):
+def test_terminal_states_of_a_large_table_are_estimated_not_counted(jobs, settings):
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE extraction_jobs")
     # Two more jobs succeed after the statistics were taken: a count would see 5, the estimate 3.
     ExtractionJob.objects.filter(pk__in=jobs[9:11]).update(state=JobState.SUCCEEDED)
-    monkeypatch.setattr(metrics, "EXACT_COUNT_CAP", 2)
+    settings.METRICS_EXACT_COUNT_CAP = 2
     counts = state_counts(parse_exposition(scrape()[1]))
     assert counts["SUCCEEDED"] == 3
-    monkeypatch.setattr(metrics, "EXACT_COUNT_CAP", 100_000)
+    settings.METRICS_EXACT_COUNT_CAP = 100_000
     assert state_counts(parse_exposition(scrape()[1]))["SUCCEEDED"] == 5  # a small table is counted
 
 

@@ -11,7 +11,7 @@ from kombu import Connection
 
 from delivery.dispatch import schedule_due_deliveries
 from config.signals import stop_event_on_signals
-from extraction.execution.scheduler import sweep_forever
+from config.sweeps import sweep_forever
 
 logger = logging.getLogger("delivery")
 

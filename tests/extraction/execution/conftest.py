@@ -40,7 +40,7 @@ def broker(broker_url, settings) -> str:
 
 @pytest.fixture(scope="module")
 def simulator():
-    from extraction.providers.simulator import SimulatorProcess
+    from tests.simulator import SimulatorProcess
 
     with SimulatorProcess(latency_mean_seconds=0.05, latency_p95_seconds=0.1, time_scale=1.0) as sim:
         yield sim

@@ -11,8 +11,9 @@ import pytest
 
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest
 from extraction.providers.builtin import extract_invoice
-from extraction.providers.openai_compat import OpenAIProvider, parse_retry_after
-from extraction.providers.simulator import SimulatorProcess
+from config.backoff import parse_retry_after
+from extraction.providers.openai_compat import OpenAIProvider
+from tests.simulator import SimulatorProcess
 from extraction.validation.schema import JSON_SCHEMA_NAME, invoice_v1_json_schema
 from extraction.intake.text import DocumentText
 

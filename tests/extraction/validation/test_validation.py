@@ -18,7 +18,7 @@ from accounts.models import Tenant, create_tenant
 from bench.render_invoice_xml import render_invoice_xml
 from extraction.models import Supplier
 from extraction.providers.builtin import extract_invoice
-from extraction.providers.simulator import hallucinate
+from tests.simulator import hallucinate
 from extraction.validation.schema import parse_invoice_v1
 from extraction.intake.text import DocumentText, extract_document_text
 from extraction.validation.policy import (

@@ -4,6 +4,7 @@ Every :class:`SimulatorConfig` setting is a flag (``rpm`` → ``--rpm``), plus `
 to force the next N calls into a fault. The same names work on ``POST /_control``. Port 8100 is
 the default ``OPENAI_BASE_URL`` of the settings; the first line printed is the URL it listens on.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from extraction.providers.simulator import FAULTS, SimulatorConfig, run_simulator
+from tests.simulator import FAULTS, SimulatorConfig, run_simulator
 
 
 class Command(BaseCommand):

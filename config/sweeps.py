@@ -1,0 +1,45 @@
+"""The loop under every periodic sweep (the scheduler, the delivery sweep): it outlives the
+outages of the database and the broker it uses."""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import connection
+from kombu import Connection
+
+from config.topology import declare_topology
+
+
+def sweep_forever(sweep: Callable[[Connection], object], *, stop: threading.Event, interval: float | None,
+                  once: bool, log: logging.Logger, name: str) -> None:
+    """Run ``sweep`` every ``interval`` seconds on one broker connection until ``stop``.
+
+    1. Connect to the broker if there is no connection, and declare the topology (sweeps ask
+       queue depths, which a broker nobody has declared the queues on answers with 404).
+    2. Run the sweep.
+    3. On any failure (database or broker down) log it and drop both connections: the next
+       round reconnects, so the loop never exits because a dependency went away.
+    """
+    interval = settings.SCHEDULER_INTERVAL_SECONDS if interval is None else interval
+    broker: Connection | None = None
+    while not stop.is_set():
+        try:
+            if broker is None:
+                broker = Connection(settings.BROKER_URL, connect_timeout=5)
+                broker.ensure_connection(max_retries=1)
+                declare_topology(broker)
+            sweep(broker)
+        except Exception:  # noqa: BLE001 - DB or broker down: keep sweeping once they return
+            log.exception("%s sweep failed", name)
+            connection.close()
+            if broker is not None:
+                broker.release()
+            broker = None
+        if once:
+            break
+        stop.wait(interval)
+    if broker is not None:
+        broker.release()

@@ -1,0 +1,54 @@
+"""The job backlog as ``/metrics`` reports it (config.metrics calls ``collect``): counted in
+PostgreSQL, the authority, since a broker queue of depth 0 says nothing about waiting jobs."""
+from __future__ import annotations
+
+from django.db.backends.utils import CursorWrapper
+
+from config.metrics import Metric, Sample, bounded_count, exact_count_cap, planner_rows
+from extraction.models import PENDING_STATES, JobState
+
+# Claimable now: job_runnable_idx (available_at, id) serves both the count and the minimum.
+ELIGIBLE_JOBS_SQL = ("SELECT 1 FROM extraction_jobs WHERE state IN (%s, %s) AND available_at <= now()"
+                     " AND deadline_at > now()")
+OLDEST_ELIGIBLE_AGE_SQL = ("SELECT extract(epoch FROM now() - min(available_at)) FROM extraction_jobs"
+                           " WHERE state IN (%s, %s) AND available_at <= now() AND deadline_at > now()")
+RUNNABLE = [JobState.READY, JobState.RETRY_SCHEDULED]
+
+
+def collect(cursor: CursorWrapper) -> list[Metric]:
+    by_state = jobs_by_state(cursor)
+    eligible = bounded_count(cursor, ELIGIBLE_JOBS_SQL, RUNNABLE)
+    cursor.execute(OLDEST_ELIGIBLE_AGE_SQL, RUNNABLE)
+    oldest = cursor.fetchone()[0]
+    return [
+        Metric("extraction_jobs", "Jobs by state. Pending states are exact up to "
+               f"{exact_count_cap():,}; terminal states in a large table are the planner's estimate.",
+               [Sample(count, (("state", state),)) for state, count in by_state.items()]),
+        Metric("extraction_runnable_jobs", "Durable runnable backlog: READY + RETRY_SCHEDULED jobs.",
+               [Sample(by_state[JobState.READY] + by_state[JobState.RETRY_SCHEDULED])]),
+        Metric("extraction_eligible_jobs", "Runnable jobs whose available_at has come (claimable now).",
+               [Sample(eligible)]),
+        Metric("extraction_oldest_eligible_job_age_seconds",
+               "How long the oldest claimable job has been eligible (since its available_at); 0 when none.",
+               [Sample(max(0.0, float(oldest)) if oldest is not None else 0.0)]),
+    ]
+
+
+def jobs_by_state(cursor: CursorWrapper) -> dict[str, float]:
+    """Exact counts in a small table. In a large one, pending states are counted through their
+    partial indexes (bounded), and the big terminal states, which have no index by state (one
+    would cover most of the table), come from the planner's estimate."""
+    counts = {state: 0.0 for state in JobState.values}
+    cap = exact_count_cap()
+    # Small or large is decided by a bounded scan, not by the planner's row estimate, which can
+    # be stale (a table emptied since its last ANALYZE still "has" its old rows).
+    cursor.execute("SELECT count(*) FROM (SELECT 1 FROM extraction_jobs LIMIT %s) AS bounded", [cap + 1])
+    if int(cursor.fetchone()[0]) <= cap:
+        cursor.execute("SELECT state, count(*) FROM extraction_jobs GROUP BY state")
+        counts.update({state: float(n) for state, n in cursor.fetchall()})
+        return counts
+    for state in JobState.values:
+        sql, params = "SELECT 1 FROM extraction_jobs WHERE state = %s", [state]
+        counts[state] = (bounded_count(cursor, sql, params) if state in PENDING_STATES
+                         else float(planner_rows(cursor, sql, params)))
+    return counts
