@@ -25,6 +25,7 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
@@ -33,135 +34,19 @@ logger = logging.getLogger("extraction.limiter")
 
 WINDOW_MS = 60_000
 
-# KEYS: 1 requests zset, 2 tokens zset, 3 token sum, 4 in-flight zset, 5 cooldown, 6 ramp-start
-# ARGV: 1 permit id, 2 tokens, 3 rpm, 4 tpm, 5 max in flight, 6 permit ttl ms, 7 ramp ms, 8 in-flight weight
-_ACQUIRE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local id, tokens = ARGV[1], tonumber(ARGV[2])
-local rpm, tpm, max_in_flight = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local ttl, ramp_ms, weight = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+LUA = Path(__file__).with_name("lua")
 
-local cooldown = tonumber(redis.call('GET', KEYS[5]) or '0')
-if cooldown > now then return {0, 'cooldown', cooldown - now} end
 
--- After a cooldown, limits ramp from 10 % to 100 % over ramp_ms.
-local factor = 1.0
-local ramp_start = tonumber(redis.call('GET', KEYS[6]) or '0')
-if ramp_start > 0 and now < ramp_start + ramp_ms then
-  factor = 0.1 + 0.9 * (now - ramp_start) / ramp_ms
-end
+def _lua(name: str) -> str:
+    return (LUA / f"{name}.lua").read_text()
 
--- Expire the windows and dead workers' permits.
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
-local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
-if #old > 0 then
-  local freed = 0
-  for _, m in ipairs(old) do freed = freed + tonumber(string.match(m, '|(%d+)$')) end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
-  redis.call('DECRBY', KEYS[3], freed)
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 
-local in_flight = 0
-for _, m in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
-end
-if in_flight + weight > math.max(weight, math.floor(max_in_flight * factor)) then
-  return {0, 'in_flight', 0}
-end
-if redis.call('ZCARD', KEYS[1]) + 1 > math.max(1, math.floor(rpm * factor)) then
-  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return {0, 'rpm', tonumber(first[2]) + 60000 - now}
-end
-local used = tonumber(redis.call('GET', KEYS[3]) or '0')
-if used + tokens > math.max(tokens, math.floor(tpm * factor)) then
-  -- When will enough of the window expire?
-  local need = used + tokens - math.floor(tpm * factor)
-  local wait = 1000
-  local entries = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
-  local acc = 0
-  for i = 1, #entries, 2 do
-    acc = acc + tonumber(string.match(entries[i], '|(%d+)$'))
-    if acc >= need then wait = tonumber(entries[i + 1]) + 60000 - now; break end
-  end
-  return {0, 'tpm', wait}
-end
-
-redis.call('ZADD', KEYS[1], now, id)
-redis.call('ZADD', KEYS[2], now, id .. '|' .. tokens)
-redis.call('INCRBY', KEYS[3], tokens)
-redis.call('ZADD', KEYS[4], now + ttl, id .. '|' .. weight)
-for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], 120000 + ttl) end
-return {1, 'ok', 0}
-"""
-
-# KEYS: 1 cooldown, 2 ramp-start ; ARGV: 1 cooldown ms
-_COOLDOWN = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ends = now + tonumber(ARGV[1])
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if ends > current then
-  redis.call('SET', KEYS[1], ends, 'PX', tonumber(ARGV[1]) + 600000)
-  redis.call('SET', KEYS[2], ends, 'PX', tonumber(ARGV[1]) + 600000)
-end
-return math.max(ends, current) - now
-"""
-
-# Whether a claim for the pool could be granted now: not cooling down, an in-flight permit and a
-# request slot free.
-_HEADROOM_FUNCTION = """
-local function headroom(requests, in_flight_set, cooldown, rpm, max_in_flight)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  if tonumber(redis.call('GET', cooldown) or '0') > now then return 0 end
-  local in_flight = 0
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', in_flight_set, now, '+inf')) do
-    in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
-  end
-  if in_flight >= max_in_flight then return 0 end
-  if redis.call('ZCOUNT', requests, now - 60000, '+inf') >= rpm then return 0 end
-  return 1
-end
-"""
-
-# KEYS: 1 requests zset, 2 in-flight zset, 3 cooldown ; ARGV: 1 rpm, 2 max in flight
-_HEADROOM = _HEADROOM_FUNCTION + "return headroom(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[1]), tonumber(ARGV[2]))"
-
-# The release answers the headroom question too: the worker slot that releases a permit asks
-# it next, before its next claim, and one round trip is half the cost of two.
-# KEYS: 1 tokens zset, 2 token sum, 3 in-flight zset, 4 requests zset, 5 cooldown ;
-# ARGV: 1 id, 2 reserved, 3 actual, 4 weight, 5 rpm, 6 max in flight
-_RELEASE = _HEADROOM_FUNCTION + """
-redis.call('ZREM', KEYS[3], ARGV[1] .. '|' .. ARGV[4])
-local reserved, actual = tonumber(ARGV[2]), tonumber(ARGV[3])
-if actual ~= reserved then
-  local member = ARGV[1] .. '|' .. reserved
-  local score = redis.call('ZSCORE', KEYS[1], member)
-  if score then
-    redis.call('ZREM', KEYS[1], member)
-    redis.call('ZADD', KEYS[1], score, ARGV[1] .. '|' .. actual)
-    redis.call('INCRBY', KEYS[2], actual - reserved)
-  end
-end
-return headroom(KEYS[4], KEYS[3], KEYS[5], tonumber(ARGV[5]), tonumber(ARGV[6]))
-"""
-
-_SNAPSHOT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local in_flight = 0
-for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], now, '+inf')) do
-  in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
-end
-local tokens = 0
-for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], now - 60000, '+inf')) do
-  tokens = tokens + tonumber(string.match(m, '|(%d+)$'))
-end
-return {redis.call('ZCOUNT', KEYS[1], now - 60000, '+inf'), tokens, in_flight,
-        tonumber(redis.call('GET', KEYS[5]) or '0') - now}
-"""
+# The scripts (extraction/capacity/lua/), read once per process.
+_ACQUIRE = _lua("acquire")
+_COOLDOWN = _lua("cooldown")
+_HEADROOM = _lua("headroom_function") + _lua("headroom")
+_RELEASE = _lua("headroom_function") + _lua("release")
+_SNAPSHOT = _lua("snapshot")
 
 
 @dataclass(frozen=True)

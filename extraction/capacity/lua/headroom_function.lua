@@ -1,0 +1,14 @@
+-- Whether a claim for the pool could be granted now: not cooling down, an in-flight permit
+-- and a request slot free. Loaded in front of headroom.lua and release.lua.
+local function headroom(requests, in_flight_set, cooldown, rpm, max_in_flight)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if tonumber(redis.call('GET', cooldown) or '0') > now then return 0 end
+  local in_flight = 0
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', in_flight_set, now, '+inf')) do
+    in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
+  end
+  if in_flight >= max_in_flight then return 0 end
+  if redis.call('ZCOUNT', requests, now - 60000, '+inf') >= rpm then return 0 end
+  return 1
+end
