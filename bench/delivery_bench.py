@@ -47,6 +47,7 @@ def setup_django() -> None:
     os.environ.setdefault("DJANGO_DEVELOPMENT", "1")
     os.environ.setdefault("POSTGRES_DB", DEFAULT_DATABASE)
     os.environ["EGRESS_ALLOW_LOOPBACK"] = "1"
+    os.environ["DEMO_ERP"] = "1"  # the reference ERP receives the deliveries
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     subprocess.run(["rabbitmqctl", "add_vhost", VHOST], capture_output=True, check=False)
     subprocess.run(["rabbitmqctl", "set_permissions", "-p", VHOST, "guest", ".*", ".*", ".*"],

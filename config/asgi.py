@@ -23,7 +23,7 @@ from extraction.notify.sse import JobEventStreamConsumer
 application = ProtocolTypeRouter({
     "http": URLRouter([
         path("api/v1/job-events/stream", AuthMiddlewareStack(JobEventStreamConsumer.as_asgi())),
-        re_path(r"", django_asgi_app),
+        re_path(r"", django_asgi_app),  # type: ignore[arg-type]  # the stubs type re_path for WSGI views only
     ]),
     # Origin checked against ALLOWED_HOSTS: cookies ride along on cross-site WebSocket opens
     # (cross-site WebSocket hijacking).

@@ -27,7 +27,7 @@ class DeadLetteringConsumer(Consumer):
       broker hundreds of Raft groups, which on a small node starved everything else.
     """
 
-    class Blueprint(Consumer.Blueprint):
+    class Blueprint(Consumer.Blueprint):  # type: ignore[misc,valid-type]  # celery-types declares it as a variable
         default_steps = [step for step in Consumer.Blueprint.default_steps if not step.endswith(":DelayedDelivery")]
 
     def on_decode_error(self, message, exc):  # noqa: D401 - Celery hook

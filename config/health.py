@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
+from django_redis import get_redis_connection
 from kombu import Connection
 
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body
@@ -26,7 +26,7 @@ def _check_rabbitmq() -> None:
 
 
 def _check_redis() -> None:
-    cache.client.get_client().ping()
+    get_redis_connection("default").ping()
 
 
 CHECKS = {"postgresql": _check_postgresql, "rabbitmq": _check_rabbitmq, "redis": _check_redis}

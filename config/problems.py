@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 class Problem(exceptions.APIException):
     """An API error with a stable problem type. ``extra`` members are added to the body."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
     slug = "bad-request"
     title = "Bad request"
 

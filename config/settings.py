@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, overload
 
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+@overload
+def env(name: str, default: str) -> str: ...
+@overload
+def env(name: str, default: None = None) -> str | None: ...
 def env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
 
@@ -49,7 +54,7 @@ def env_int(name: str, default: int) -> int:
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # DJANGO_DEVELOPMENT=1 (set by bin/run and bin/test) allows the well-known development key.
 DEVELOPMENT = env_bool("DJANGO_DEVELOPMENT", False)
-SECRET_KEY = env("DJANGO_SECRET_KEY")
+SECRET_KEY = env("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not (DEVELOPMENT or DEBUG):
         raise ImproperlyConfigured(
@@ -96,6 +101,11 @@ INSTALLED_APPS = [
 # Development-only commands (the provider simulator, which needs aiohttp): absent in production.
 if DEVELOPMENT:
     INSTALLED_APPS.append("tests.devtools")
+# The reference ERP receiver at /erp/ with its own tables, a stand-in for an integrator's system:
+# only bin/run and the tests turn it on, so a production database never gets its tables.
+DEMO_ERP = env_bool("DEMO_ERP", False)
+if DEMO_ERP:
+    INSTALLED_APPS.append("delivery.erp")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -128,7 +138,7 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
+DATABASES: dict[str, dict[str, Any]] = {
     "default": {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": env("POSTGRES_DB", "extraction"),
@@ -226,7 +236,7 @@ JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5)
 # Model policies a job may name. reserved_tokens is the conservative per-request token
 # reservation (the article's 6,000), price is per 1,000 tokens in micro-units of the tenant's
 # spend currency; both feed admission (BP-1) before any real usage is known.
-MODEL_POLICIES = {
+MODEL_POLICIES: dict[str, dict[str, Any]] = {
     "default": {"provider_pool": "default", "reserved_tokens": 6000, "price_per_1k_tokens_micros": 2000},
 }
 
@@ -322,7 +332,7 @@ CELERY_WORKER_CONSUMER = "config.celery:DeadLetteringConsumer"
 # Provider pools: provider + account/project + model (issue 4 adds their capacity limits).
 # EXTRACTION_PROVIDER=openai with OPENAI_BASE_URL / EXTRACTION_MODEL / OPENAI_API_KEY points the
 # default pool at any OpenAI-compatible endpoint; the default is the built-in rule extractor.
-PROVIDER_POOLS = {
+PROVIDER_POOLS: dict[str, dict[str, Any]] = {
     "default": {
         "provider": env("EXTRACTION_PROVIDER", "builtin"),
         "model": env("EXTRACTION_MODEL", "builtin-rules-1"),

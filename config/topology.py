@@ -11,6 +11,8 @@ keys given here.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from kombu import Connection, Exchange, Queue
 
 # A topic exchange: exact routing keys behave as with "direct", and Celery's native delayed
@@ -69,5 +71,6 @@ def declare_topology(connection: Connection) -> None:
 
 def queue_depth(connection: Connection, name: str) -> int:
     """Ready messages in a queue (a passive declare: never creates it)."""
-    _, message_count, _ = connection.default_channel.queue_declare(queue=name, passive=True)
+    channel: Any = connection.default_channel  # kombu's StdChannel type omits the AMQP methods
+    _, message_count, _ = channel.queue_declare(queue=name, passive=True)
     return int(message_count)

@@ -21,12 +21,13 @@ urlpatterns = [
          name="extraction-job-detail"),
     path("", include("extraction.web.urls")),
     path("api/v1/", include("delivery.urls")),
-    path("erp/", include("delivery.erp.urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", account_views.home, name="home"),
 ]
 
+if settings.DEMO_ERP:
+    urlpatterns.append(path("erp/", include("delivery.erp.urls")))
 if settings.BENCH_FLOOR_VIEWS:
     urlpatterns.append(path("bench/floor/", include("bench.floor_urls")))
 

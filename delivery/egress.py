@@ -206,7 +206,7 @@ def resolve(host: str, port: int, resolver: Resolver | None = None) -> list[str]
     addresses: list[str] = []
     for family, _type, _proto, _canon, sockaddr in infos:
         if family in (socket.AF_INET, socket.AF_INET6) and sockaddr[0] not in addresses:
-            addresses.append(sockaddr[0])
+            addresses.append(str(sockaddr[0]))
     if not addresses:
         raise EgressRefused(f"{host!r} has no IPv4 or IPv6 address")
     return addresses

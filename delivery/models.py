@@ -222,6 +222,3 @@ class DeliveryAttempt(models.Model):
             models.UniqueConstraint(fields=["delivery", "number"], name="delivery_attempt_unique_number"),
             models.CheckConstraint(condition=Q(outcome__in=AttemptOutcome.values), name="delivery_attempt_outcome_valid"),
         ]
-
-
-from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry  # noqa: E402,F401  (the app's models)

@@ -89,7 +89,7 @@ def signed_headers(keys: Sequence[SigningKey], *, webhook_id: str, timestamp: in
 
 def _sealing_key() -> bytes:
     configured = getattr(settings, "WEBHOOK_SECRETS_KEY", None)
-    material = configured.encode() if configured else settings.SECRET_KEY.encode()
+    material = (configured or settings.SECRET_KEY).encode()
     # A dedicated key when configured; otherwise derived from SECRET_KEY under its own label,
     # so the sealed secrets never share a key with sessions or signing.
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"delivery.webhook-secrets.v1").derive(material)

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Principal, Role
+from accounts.permissions import request_principal
 from config.problems import Problem
 from config.parsers import BoundedJSONParser
 
@@ -29,7 +30,7 @@ DELIVERY_LIST_LIMIT = 100
 
 
 def _principal(request: Request, needed: str) -> Principal:
-    principal: Principal = request.user  # IsTenantMember guarantees it
+    principal = request_principal(request)
     if not principal.has_role(needed):
         raise Problem(f"This needs the {needed} role.", slug="permission-denied", title="Permission denied",
                       status_code=403)

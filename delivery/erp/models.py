@@ -18,7 +18,7 @@ class ErpConnection(models.Model):
     created_at = models.DateTimeField(db_default=Now())
 
     class Meta:
-        app_label = "delivery"
+        app_label = "erp"
         db_table = "erp_connections"
 
     def __str__(self) -> str:
@@ -36,7 +36,7 @@ class ErpInboxEntry(models.Model):
     received_at = models.DateTimeField(db_default=Now())
 
     class Meta:
-        app_label = "delivery"
+        app_label = "erp"
         db_table = "erp_inbox"
         verbose_name_plural = "ERP inbox entries"
 
@@ -56,7 +56,7 @@ class ErpLedgerEntry(models.Model):
     posted_at = models.DateTimeField(db_default=Now())
 
     class Meta:
-        app_label = "delivery"
+        app_label = "erp"
         db_table = "erp_ledger"
         verbose_name_plural = "ERP ledger entries"
         constraints = [

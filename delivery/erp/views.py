@@ -17,7 +17,6 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from delivery import receiver
-
 from delivery.erp.models import ErpConnection
 
 logger = logging.getLogger("delivery.erp")

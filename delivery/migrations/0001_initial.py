@@ -17,7 +17,9 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.CreateModel(
+        # The ERP's tables moved to the erp app (delivery/erp/migrations/0001 creates them):
+        # a new database gets them only where that app is installed; the state is unchanged.
+        migrations.SeparateDatabaseAndState(state_operations=[migrations.CreateModel(
             name='ErpConnection',
             fields=[
                 ('slug', models.SlugField(max_length=63, primary_key=True, serialize=False)),
@@ -28,8 +30,8 @@ class Migration(migrations.Migration):
             options={
                 'db_table': 'erp_connections',
             },
-        ),
-        migrations.CreateModel(
+        )]),
+        migrations.SeparateDatabaseAndState(state_operations=[migrations.CreateModel(
             name='ErpInboxEntry',
             fields=[
                 ('delivery_id', models.CharField(max_length=64, primary_key=True, serialize=False)),
@@ -42,7 +44,7 @@ class Migration(migrations.Migration):
                 'verbose_name_plural': 'ERP inbox entries',
                 'db_table': 'erp_inbox',
             },
-        ),
+        )]),
         migrations.CreateModel(
             name='WebhookEndpoint',
             fields=[
@@ -142,7 +144,7 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('delivery', 'number'), name='delivery_attempt_unique_number'), models.CheckConstraint(condition=models.Q(('outcome__in', ['in_flight', 'delivered', 'http_error', 'timeout', 'connection_error', 'egress_refused', 'unknown'])), name='delivery_attempt_outcome_valid')],
             },
         ),
-        migrations.CreateModel(
+        migrations.SeparateDatabaseAndState(state_operations=[migrations.CreateModel(
             name='ErpLedgerEntry',
             fields=[
                 ('id', models.BigAutoField(primary_key=True, serialize=False)),
@@ -161,7 +163,7 @@ class Migration(migrations.Migration):
                 'db_table': 'erp_ledger',
                 'constraints': [models.UniqueConstraint(fields=('connection', 'job_id'), name='erp_ledger_one_posting_per_job')],
             },
-        ),
+        )]),
         migrations.AddIndex(
             model_name='webhookendpoint',
             index=models.Index(condition=models.Q(('status', 'disabled'), _negated=True), fields=['tenant'], name='endpoint_tenant_live_idx'),

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Principal, Role
+from accounts.permissions import request_principal
 from config.problems import Problem
 
 from extraction.intake.acceptance import (
@@ -29,7 +30,7 @@ from extraction.api.serializers import DocumentUploadSerializer, JobCreateSerial
 
 
 def _principal(request: Request) -> Principal:
-    return request.user  # IsTenantMember guarantees it
+    return request_principal(request)
 
 
 def _not_found(kind: str) -> Problem:

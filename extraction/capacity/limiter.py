@@ -26,9 +26,10 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
+from django_redis import get_redis_connection
 
 logger = logging.getLogger("extraction.limiter")
 
@@ -172,8 +173,9 @@ def _in_flight_weight(limits: PoolLimits, tokens: int) -> int:
     return tokens if limits.budget == "kv_tokens" else 1
 
 
-def _redis():
-    return cache.client.get_client(write=True)
+def _redis() -> Any:
+    # Any: redis-py types every command's reply as "a value or an awaitable of it".
+    return get_redis_connection("default")
 
 
 def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:

@@ -35,11 +35,11 @@ def backoff_seconds(attempt: int, *, retry_after: float | None = None, rng: rand
 
     Retry-After is honoured beyond the backoff cap (retrying earlier only earns another 429),
     up to RETRY_AFTER_MAX_SECONDS; the deadline check decides whether such a wait still fits."""
-    rng = rng or random
+    draw = rng or random.Random()
     base, cap = settings.RETRY_BASE_SECONDS, settings.RETRY_CAP_SECONDS
-    delay = full_jitter(attempt, base=base, cap=cap, rng=rng)
+    delay = full_jitter(attempt, base=base, cap=cap, rng=draw)
     if retry_after is not None:
-        delay = max(delay, min(retry_after, settings.RETRY_AFTER_MAX_SECONDS) + rng.uniform(0, base / 2))
+        delay = max(delay, min(retry_after, settings.RETRY_AFTER_MAX_SECONDS) + draw.uniform(0, base / 2))
     return delay
 
 

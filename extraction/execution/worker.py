@@ -86,8 +86,10 @@ class WorkerRuntime:
             while len(self._ran_unwoken) > RAN_UNWOKEN_KEPT:
                 self._ran_unwoken.popitem(last=False)
 
-    def take_spent_wake_up(self, job_id: uuid.UUID) -> bool:
+    def take_spent_wake_up(self, job_id: uuid.UUID | None) -> bool:
         """True (once) if a slot of this process already ran ``job_id`` without its wake-up."""
+        if job_id is None:
+            return False
         with self._lock:
             return self._ran_unwoken.pop(job_id, False) is None
 

@@ -169,8 +169,8 @@ def _response_from(raw: Any, request: ProviderRequest, latency_ms: int) -> Provi
     diagnostics["provider_request_id"] = diagnostics["provider_request_id"] or _text(completion.get("id"))
     if not choices:
         raise ProviderError(ErrorKind.INVALID_OUTPUT, "completion has no choices", **diagnostics)
-    choice = choices[0] if isinstance(choices[0], dict) else {}
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    choice: dict[str, Any] = choices[0] if isinstance(choices[0], dict) else {}
+    message: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) else {}
     content = message.get("content")
     if not content or not isinstance(content, str):
         refusal = message.get("refusal")

@@ -7,6 +7,7 @@ daphne (polling with backoff and jitter when the socket is down).
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import split_domain_port
 from django.shortcuts import render
@@ -18,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Membership, Principal, Role, role_at_least
+from accounts.permissions import request_principal
 from config.problems import Problem
 
 from extraction.notify.consumers import SUBPROTOCOL, TICKET_PROTOCOL_PREFIX
@@ -47,7 +49,7 @@ class NotificationTicketView(APIView):
 
     @extend_schema(request=None, responses={201: dict})
     def post(self, request: Request) -> Response:
-        principal: Principal = request.user
+        principal = request_principal(request)
         session_key = request.session.session_key if principal.user_id is not None else None
         listener = Listener(tenant_id=str(principal.tenant.pk), role=principal.role, token_id=principal.token_id,
                             user_id=principal.user_id, session_key=session_key)
@@ -66,7 +68,7 @@ class JobDocumentTextView(APIView):
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, job_id) -> Response:
-        principal: Principal = request.user
+        principal = request_principal(request)
         job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).only("document_id").first()
         if job is None:
             raise _not_found("extraction job")
@@ -79,7 +81,9 @@ class JobDocumentTextView(APIView):
 
 
 def _membership(request: HttpRequest) -> Membership:
-    membership = Membership.objects.filter(user=request.user, revoked_at__isnull=True).first()
+    user = request.user
+    membership = (Membership.objects.filter(user=user, revoked_at__isnull=True).first()
+                  if isinstance(user, AbstractBaseUser) else None)
     if membership is None:
         raise Http404("This user belongs to no tenant.")
     return membership

@@ -3,9 +3,13 @@ window, durable dedup by webhook-id with a digest, one ledger posting per job; a
 dispatcher delivering into it over real HTTP (the live server on 127.0.0.1)."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -15,11 +19,11 @@ from delivery import dispatch, receiver, signing
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from extraction.execution import lifecycle
 from extraction.models import ExtractionJob
-
 from tests.delivery.conftest import OUTPUT, completed_job
 
 SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 OTHER_SECRET = "whsec_" + "dGhpcyBpcyBhbm90aGVyIHNlY3JldCBrZXkh"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _event(job_id: str | None = None, *, invoice: str = "INV-1") -> dict:
@@ -137,7 +141,7 @@ def test_helper_turns_malformed_signatures_into_verification_failed(signature):
 
 def test_helper_agrees_with_the_standardwebhooks_signer():
     raw = signing.decode_secret(SECRET)
-    moment = datetime.now(timezone.utc)
+    moment = datetime.now(UTC)
     signature = Webhook(raw).sign("msg_2", moment, '{"a":1}')
     headers = {"webhook-id": "msg_2", "webhook-timestamp": str(int(moment.timestamp())), "webhook-signature": signature}
     assert receiver.verify(b'{"a":1}', headers, [SECRET]).webhook_id == "msg_2"
@@ -190,3 +194,34 @@ def test_redelivery_to_the_live_erp_posts_once(tenant, live_server, loopback):
     assert dispatch.deliver(delivery_id) == "delivered"  # the ERP answers "duplicate" with 200
     assert ErpLedgerEntry.objects.filter(connection=erp).count() == 1
     assert ErpInboxEntry.objects.filter(delivery_id=str(delivery_id)).count() == 1
+
+
+# What a process of the system sees, started afresh: is the ERP app installed, is /erp/ routed,
+# is its set-up command there, and would delivery's first migration create any erp_* table?
+INSTALLATION_PROBE = """
+from io import StringIO
+import django
+django.setup()
+from django.apps import apps
+from django.core.management import call_command, get_commands
+from django.urls import Resolver404, resolve
+try:
+    routed = bool(resolve("/erp/acme/webhooks"))
+except Resolver404:
+    routed = False
+sql = StringIO()
+call_command("sqlmigrate", "delivery", "0001", stdout=sql)
+print(apps.is_installed("delivery.erp"), routed, "setup_demo_erp" in get_commands(), "erp_" in sql.getvalue())
+"""
+
+
+@pytest.mark.parametrize(("demo_erp", "expected"), [(None, "False False False False"), ("1", "True True True False")])
+def test_the_erp_app_is_installed_only_when_demo_erp_asks_for_it(demo_erp: str | None, expected: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DEMO_ERP"}
+    env.update({"DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": "postgres"})
+    if demo_erp is not None:
+        env["DEMO_ERP"] = demo_erp
+    result = subprocess.run([sys.executable, "-c", INSTALLATION_PROBE], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == expected

@@ -111,7 +111,7 @@ def test_admin_pages_show_endpoints_deliveries_and_the_erp_ledger(tenant, script
     client.force_login(admin)
     for url in ["/admin/delivery/webhookendpoint/", f"/admin/delivery/webhookendpoint/{endpoint.pk}/change/",
                 "/admin/delivery/delivery/", f"/admin/delivery/delivery/{delivery_id}/change/",
-                "/admin/delivery/erpledgerentry/", "/admin/delivery/erpinboxentry/"]:
+                "/admin/erp/erpledgerentry/", "/admin/erp/erpinboxentry/"]:
         response = client.get(url)
         assert response.status_code == 200, url
         assert secret not in response.content.decode()  # the secret never shows again
