@@ -19,7 +19,7 @@ enforcing its quota.
     — each process capped only by its own thread count (a per-process semaphore of 24/4 = 6,
     or 24 with ``--naive-share full``), no Redis budget, no pool cooldown.
     Why real minutes and not the simulator's time_scale: the limiter's windows are a fixed
-    60 s of Redis time (WINDOW_MS in extraction/limiter.py), so scaling the simulator's clock
+    60 s of Redis time (WINDOW_MS in extraction/capacity/limiter.py), so scaling the simulator's clock
     would make its "minute" shorter than the limiter's and measure a mismatch, not the
     limiter. Small real limits keep the run short instead; RPM binds (10 calls/s), concurrency
     is close (12/s) and TPM is enforced without binding (see TPM_NOTE). Whole windows from a

@@ -349,7 +349,7 @@ PROVIDER_POOLS: dict[str, dict[str, Any]] = {
         "kv_cache_tokens": env_int("POOL_KV_CACHE_TOKENS", 0),
     },
 }
-# --- Capacity limiter (extraction/limiter.py) ------------------------------------------------
+# --- Capacity limiter (extraction/capacity/limiter.py) ------------------------------------------------
 # When Redis is unreachable: "closed" makes no model calls; "local" lets each process spend
 # CAPACITY_LOCAL_SHARE of every pool limit (set it to about 1 / number of worker processes).
 CAPACITY_FAIL_MODE = env("CAPACITY_FAIL_MODE", "closed")
@@ -391,7 +391,7 @@ METRICS_COLLECTORS = [
 # A count in /metrics is exact up to this many rows, then the planner's estimate.
 METRICS_EXACT_COUNT_CAP = env_int("METRICS_EXACT_COUNT_CAP", 100_000)
 
-# Test-only crash points (extraction/faults.py); empty in every real deployment.
+# Test-only crash points (extraction/execution/faults.py); empty in every real deployment.
 FAULT_INJECTION_POINTS = frozenset(p for p in (env("FAULT_INJECTION", "") or "").split(",") if p)
 TOKEN_ESTIMATE_CHARS_PER_TOKEN = float(env("TOKEN_ESTIMATE_CHARS_PER_TOKEN", "4") or 4)
 # Fair claiming (BP-4): an interactive job counts as if it had been waiting this much longer
@@ -422,7 +422,7 @@ CHANNEL_LAYERS = {
         # its sockets (the list-based layer pushed and popped one message per socket: p99 160
         # ms at 100 sockets on one tenant against 45 ms). One published while a process's
         # subscription is reconnecting to Redis is lost there; open streams re-read the event
-        # log every NOTIFY_CATCHUP_SECONDS for such gaps (extraction/consumers.py).
+        # log every NOTIFY_CATCHUP_SECONDS for such gaps (extraction/notify/consumers.py).
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         # No socket timeout on these connections (said here, not left to redis-py's default,
         # which 8.x changed to 5 s): any socket timeout makes redis-py wrap writes in
