@@ -24,14 +24,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
-from stdnum import iban as stdnum_iban
-from stdnum.exceptions import ValidationError as StdnumValidationError
 
 from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
 from accounts.models import Role
 from extraction.models import ExtractionJob, ExtractionResult, JobState, ProviderPool, ReviewDecision, Supplier
 from extraction.review import decisions as review
-from extraction.validation.suppliers import CSV_COLUMNS, normalize_iban, normalize_vat_id
+from extraction.validation.suppliers import CSV_COLUMNS
 
 REVIEW_PAGE_SIZE = 50
 
@@ -242,39 +240,26 @@ def _highlighted_page(text: str, number: int, output: dict[str, Any], flagged: s
 # --- supplier master data -----------------------------------------------------------------------------
 
 class SupplierForm(forms.ModelForm):
+    """The supplier rule itself is Supplier.clean(), which ModelForm validation runs. The form adds
+    only what a non-superuser's form cannot get from the model: their form has no ``tenant``
+    field, so the (tenant, vat_id) constraint is not checked, and a duplicate would reach the
+    database as an IntegrityError."""
+
     class Meta:
         model = Supplier
         fields = ["tenant", "name", "vat_id", "iban"]
 
     tenant_id_for_new: Any = None  # set by the admin for non-superusers
 
-    def clean_name(self) -> str:
-        return " ".join(self.cleaned_data["name"].split())
-
-    def clean_vat_id(self) -> str:
-        vat_id = normalize_vat_id(self.cleaned_data["vat_id"])
-        if not vat_id:
-            raise forms.ValidationError("A VAT id is required: it is how invoices are matched to suppliers.")
-        return vat_id
-
-    def clean_iban(self) -> str:
-        account = normalize_iban(self.cleaned_data.get("iban") or "")
-        if account:
-            try:
-                stdnum_iban.validate(account)
-            except StdnumValidationError as error:
-                raise forms.ValidationError(f"Not a valid IBAN: {error}") from None
-        return account
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
-        tenant_id = cleaned.get("tenant").pk if cleaned.get("tenant") else self.tenant_id_for_new or self.instance.tenant_id
-        vat_id = cleaned.get("vat_id")
-        if tenant_id and vat_id:
-            duplicate = Supplier.objects.filter(tenant_id=tenant_id, vat_id=vat_id).exclude(pk=self.instance.pk)
-            if duplicate.exists():
-                self.add_error("vat_id", "This tenant already has a supplier with this VAT id.")
-        return cleaned
+    def validate_unique(self) -> None:
+        super().validate_unique()
+        if "tenant" in self.fields or "vat_id" in self.errors:
+            return  # a superuser's form checks the constraint itself
+        # This runs after Supplier.clean(): the instance holds the normalized VAT id to be stored.
+        tenant_id = self.instance.tenant_id or self.tenant_id_for_new
+        duplicate = Supplier.objects.filter(tenant_id=tenant_id, vat_id=self.instance.vat_id).exclude(pk=self.instance.pk)
+        if duplicate.exists():
+            self.add_error("vat_id", "This tenant already has a supplier with this VAT id.")
 
 
 @admin.register(Supplier)
@@ -302,6 +287,14 @@ class SupplierAdmin(TenantScopedAdmin):
         if not request.user.is_superuser and membership is not None:
             form = type("TenantSupplierForm", (form,), {"tenant_id_for_new": membership.tenant_id})
         return form
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> forms.Field | None:
+        if db_field.name in Supplier.RULE_FIELDS:
+            # Supplier.clean() judges these once normalized. A form-level required or maxlength
+            # check on the typed text would refuse a spaced 34-character IBAN, and its error would
+            # leave clean() looking at an empty field and saying so a second time.
+            kwargs.update(required=False, max_length=None)
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def save_model(self, request: HttpRequest, obj: Supplier, form: forms.ModelForm, change: bool) -> None:
         if not change and not request.user.is_superuser:

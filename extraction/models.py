@@ -7,7 +7,9 @@ itself enforces.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 
+from django.core.exceptions import ValidationError
 from django.db import connection, models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -323,8 +325,28 @@ class Supplier(models.Model):
             models.UniqueConstraint(fields=["tenant", "vat_id"], name="supplier_unique_vat_id_per_tenant"),
         ]
 
+    # Judged by clean() (the supplier rule) on their normalized values, which it covers whole:
+    # the generic blank/max_length checks would judge the typed text (" DE 136 695 976 ") first.
+    RULE_FIELDS = ("name", "vat_id", "iban")
+
     def __str__(self) -> str:
         return f"{self.name} ({self.vat_id})"
+
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
+        super().clean_fields(exclude={*(exclude or ()), *self.RULE_FIELDS})
+
+    def clean(self) -> None:
+        """The supplier rule, for the admin form and the CSV import alike: normalize name, VAT id
+        and IBAN in place, then raise every problem at once, by field."""
+        # Imported here: extraction.validation.suppliers imports this module.
+        from extraction.validation.suppliers import normalize_iban, normalize_vat_id, supplier_problems
+
+        self.name = " ".join((self.name or "").split())
+        self.vat_id = normalize_vat_id(self.vat_id or "")
+        self.iban = normalize_iban(self.iban or "")
+        problems = supplier_problems(name=self.name, vat_id=self.vat_id, iban=self.iban)
+        if problems:
+            raise ValidationError(problems)
 
 
 class ReviewDecision(models.Model):

@@ -75,6 +75,7 @@ from config.db import prepared_cursor
 
 from accounts.models import Tenant
 
+from extraction.validation.locale import CURRENCY_SIGNS, MONTHS, full_year, number_readings
 from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 from extraction.intake.text import DocumentText
@@ -608,43 +609,16 @@ def printed_numbers(quote: str) -> set[Decimal]:
         leading = bool(match["neg"] and match["neg"].strip()[:1] in "-−–(")
         negative = leading or bool(match["trail"])
         digits = match["digits"]
-        for reading in _readings(digits):
+        for reading in number_readings(digits):
             found.add(-reading if negative else reading)
         pieces = digits.split()
         if len(pieces) > 1:
             # A space is a thousands separator ("1 234,50") or a gap between two numbers
             # ("20 9,90"): read it both ways. A leading sign belongs to the first number only.
             for position, piece in enumerate(pieces):
-                for reading in _readings(piece):
+                for reading in number_readings(piece):
                     found.add(-reading if leading and position == 0 else reading)
     return found
-
-
-def _readings(digits: str) -> set[Decimal]:
-    text = re.sub(r"[\s'’\u00a0\u202f]", "", digits)
-    candidates: list[str] = []
-    if "." in text and "," in text:
-        decimal_mark = "." if text.rfind(".") > text.rfind(",") else ","
-        thousands = "," if decimal_mark == "." else "."
-        candidates.append(text.replace(thousands, "").replace(decimal_mark, "."))
-    elif "," in text or "." in text:
-        mark = "," if "," in text else "."
-        parts = text.split(mark)
-        if len(parts) > 2:
-            candidates.append("".join(parts))                    # 1.234.567
-        else:
-            candidates.append(parts[0] + "." + parts[1])         # decimal mark
-            if len(parts[1]) == 3:
-                candidates.append(parts[0] + parts[1])           # or a thousands group
-    else:
-        candidates.append(text)
-    readings = set()
-    for candidate in candidates:
-        try:
-            readings.add(Decimal(candidate))
-        except InvalidOperation:
-            continue
-    return readings
 
 
 def _supports_amount(path: str, value: str, quote: str, f: _Facts) -> bool:
@@ -662,23 +636,6 @@ def _supports_amount(path: str, value: str, quote: str, f: _Facts) -> bool:
     return magnitude_only and amount >= 0 and -amount in printed
 
 
-_MONTHS = {
-    1: ("january", "jan", "januar", "jänner", "janvier", "janv", "januari", "enero", "gennaio", "styczeń", "stycznia"),
-    2: ("february", "feb", "februar", "février", "fevrier", "févr", "fevr", "februari", "febrero", "febbraio", "lutego"),
-    3: ("march", "mar", "märz", "maerz", "mars", "maart", "marzo", "marca", "mrt"),
-    4: ("april", "apr", "avril", "avr", "abril", "aprile", "kwietnia"),
-    5: ("may", "mai", "mei", "mayo", "maggio", "maja"),
-    6: ("june", "jun", "juni", "juin", "junio", "giugno", "czerwca"),
-    7: ("july", "jul", "juli", "juillet", "juil", "julio", "luglio", "lipca"),
-    8: ("august", "aug", "août", "aout", "augustus", "agosto", "sierpnia"),
-    9: ("september", "sep", "sept", "septembre", "septiembre", "settembre", "września"),
-    10: ("october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "października"),
-    11: ("november", "nov", "novembre", "noviembre", "listopada"),
-    12: ("december", "dec", "dezember", "dez", "décembre", "decembre", "déc", "diciembre", "dicembre", "grudnia"),
-}
-_MONTH_OF = {name: month for month, names in _MONTHS.items() for name in names}
-
-
 def printed_dates(quote: str) -> set[datetime.date]:
     """Every date ``quote`` can be read as: ISO, YYYYMMDD, day-first and month-first numeric
     dates with 2- or 4-digit years, and dates with a month name in the languages seen on
@@ -687,10 +644,8 @@ def printed_dates(quote: str) -> set[datetime.date]:
     text = unicodedata.normalize("NFKC", quote).casefold()
 
     def add(year: int, month: int, day: int) -> None:
-        if year < 100:
-            year += 2000
         try:
-            dates.add(datetime.date(year, month, day))
+            dates.add(datetime.date(full_year(year), month, day))
         except ValueError:
             pass
 
@@ -702,10 +657,10 @@ def printed_dates(quote: str) -> set[datetime.date]:
         add(int(y), int(b), int(a))
         add(int(y), int(a), int(b))
     words = re.findall(r"[^\W\d_]+", text)
-    months = {_MONTH_OF[word] for word in words if word in _MONTH_OF}
+    months = {MONTHS[word] for word in words if word in MONTHS}
     if months:
         numbers = [int(n) for n in re.findall(r"\d+", text)]
-        years = [n for n in numbers if n >= 1900] or [n + 2000 for n in numbers if n < 100]
+        years = [n for n in numbers if n >= 1900] or [full_year(n) for n in numbers if n < 100]
         for month in months:
             for year in years:
                 for day in numbers:
@@ -721,21 +676,17 @@ def _supports_date(path: str, value: str, quote: str, f: _Facts) -> bool:
         return False
 
 
-_CURRENCY_SIGNS = {
-    "€": {"EUR"}, "euro": {"EUR"}, "euros": {"EUR"}, "$": {"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN"},
-    "us$": {"USD"}, "£": {"GBP"}, "¥": {"JPY", "CNY"}, "₹": {"INR"}, "rs": {"INR"}, "rs.": {"INR"},
-    "zł": {"PLN"}, "zl": {"PLN"}, "kr": {"DKK", "NOK", "SEK", "ISK"}, "kr.": {"DKK", "NOK", "SEK", "ISK"},
-    "fr.": {"CHF"}, "ft": {"HUF"}, "kč": {"CZK"}, "lei": {"RON"},
-}
+# Single-character signs count wherever they stand, also glued to letters ("TTC€", "US$").
+_SIGN_CHARACTERS = re.compile("[" + "".join(re.escape(sign) for sign in CURRENCY_SIGNS if len(sign) == 1) + "]")
 
 
 def _supports_currency(path: str, value: str, quote: str, f: _Facts) -> bool:
     code = value.strip().upper()
     if re.search(rf"(?<![A-Z]){re.escape(code)}(?![A-Z])", quote.upper()):
         return True
-    tokens = set(re.findall(r"[^\s\d.,:;()]+\.?", quote.casefold())) | set(re.findall(r"[€$£¥₹]", quote))
+    tokens = set(re.findall(r"[^\s\d.,:;()]+\.?", quote.casefold())) | set(_SIGN_CHARACTERS.findall(quote))
     tokens |= {token.rstrip(".") for token in tokens}
-    return any(code in _CURRENCY_SIGNS.get(token, ()) for token in tokens)
+    return any(code in CURRENCY_SIGNS.get(token, ()) for token in tokens)
 
 
 def _supports_identifier(path: str, value: str, quote: str, f: _Facts) -> bool:

@@ -13,13 +13,13 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models.functions import Now
 from stdnum import iban as stdnum_iban
 from stdnum.exceptions import ValidationError as StdnumValidationError
 
 from accounts.models import Tenant
-
 from extraction.models import Supplier
 
 CSV_COLUMNS = ("name", "vat_id", "iban")
@@ -84,38 +84,45 @@ def parse_supplier_csv(text: str) -> list[SupplierRow]:
         if None in record:
             problems.append(f"line {line}: more fields than header columns")
             continue
-        name = " ".join((record.get("name") or "").split())
-        vat_id = normalize_vat_id(record.get("vat_id") or "")
-        account = normalize_iban(record.get("iban") or "")
-        row_problems = _row_problems(name, vat_id, account)
+        supplier = Supplier(name=record.get("name") or "", vat_id=record.get("vat_id") or "",
+                            iban=record.get("iban") or "")
+        row_problems: list[str] = []
+        try:
+            supplier.clean()  # the admin's rule; it normalizes the fields even when it refuses them
+        except ValidationError as error:
+            row_problems += error.messages
+        vat_id = supplier.vat_id
         if vat_id and vat_id in first_line_of:
             row_problems.append(f"vat_id {vat_id} repeats line {first_line_of[vat_id]}")
         first_line_of.setdefault(vat_id, line)
         if row_problems:
             problems.append(f"line {line}: " + "; ".join(row_problems))
             continue
-        rows.append(SupplierRow(line=line, name=name, vat_id=vat_id, iban=account))
+        rows.append(SupplierRow(line=line, name=supplier.name, vat_id=vat_id, iban=supplier.iban))
     if problems:
         raise SupplierImportError(problems)
     return rows
 
 
-def _row_problems(name: str, vat_id: str, account: str) -> list[str]:
-    problems = []
+def supplier_problems(*, name: str, vat_id: str, iban: str) -> dict[str, list[str]]:
+    """The supplier rule behind :meth:`Supplier.clean` (admin form and CSV import alike): what is
+    wrong with already normalized values, by field; empty when nothing is."""
+    problems: dict[str, list[str]] = {}
+    max_name = Supplier._meta.get_field("name").max_length
     if not name:
-        problems.append("name is empty")
-    elif len(name) > Supplier._meta.get_field("name").max_length:
-        problems.append("name is longer than 200 characters")
+        problems["name"] = ["name is empty"]
+    elif max_name is not None and len(name) > max_name:
+        problems["name"] = [f"name is longer than {max_name} characters"]
     if not vat_id:
-        problems.append("vat_id is empty")
+        problems["vat_id"] = ["vat_id is empty"]
     elif not _VAT_ID_SHAPE.fullmatch(vat_id):
         # Shape only: master data may hold ids of countries python-stdnum does not know.
-        problems.append(f"vat_id {vat_id!r} is not a country prefix and 2-13 letters/digits")
-    if account:
+        problems["vat_id"] = [f"vat_id {vat_id!r} is not a country prefix and 2-13 letters/digits"]
+    if iban:
         try:
-            stdnum_iban.validate(account)
+            stdnum_iban.validate(iban)
         except StdnumValidationError as error:
-            problems.append(f"iban {account!r} is not a valid IBAN ({error})")
+            problems["iban"] = [f"iban {iban!r} is not a valid IBAN ({error})"]
     return problems
 
 

@@ -1,5 +1,6 @@
 """The built-in extractor on real invoices, checked against their upstream ground truth
 (the XML embedded in a Factur-X/ZUGFeRD PDF, invoice2data's expected JSON)."""
+
 from __future__ import annotations
 
 import functools
@@ -11,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from extraction.intake.text import DocumentText, extract_document_text
 from extraction.providers.base import ProviderRequest
 from extraction.providers.builtin import BuiltinProvider, extract_invoice
 from extraction.validation.schema import parse_invoice_v1
-from extraction.intake.text import DocumentText, extract_document_text
 
 INVOICES = Path(__file__).resolve().parents[3] / "testdata" / "invoices"
 ZUGFERD = "zugferd-corpus"
@@ -42,16 +43,19 @@ def _compact(identifier: str | None) -> str | None:
     return re.sub(r"\s", "", identifier) if identifier else None
 
 
-@pytest.mark.parametrize("pdf", [
-    "XML-Rechnung/FX/EN16931_Einfach.pdf",
-    "XML-Rechnung/FX/XRECHNUNG_Einfach.pdf",
-    "XML-Rechnung/FX/EN16931_Physiotherapeut.pdf",
-    "XML-Rechnung/FX/EN16931_Rechnungskorrektur.pdf",
-    "XML-Rechnung/FX/EN16931_1_Teilrechnung.pdf",
-    "ZUGFeRDv2/correct/intarsys/EXTENDED/zugferd_2p0_EXTENDED_Fremdwaehrung.pdf",
-    "ZUGFeRDv2/correct/FNFE-factur-x-examples/Facture_FR_BASICWL.pdf",
-    "ZUGFeRDv2/correct/FNFE-factur-x-examples/Facture_UE_BASICWL.pdf",
-])
+@pytest.mark.parametrize(
+    "pdf",
+    [
+        "XML-Rechnung/FX/EN16931_Einfach.pdf",
+        "XML-Rechnung/FX/XRECHNUNG_Einfach.pdf",
+        "XML-Rechnung/FX/EN16931_Physiotherapeut.pdf",
+        "XML-Rechnung/FX/EN16931_Rechnungskorrektur.pdf",
+        "XML-Rechnung/FX/EN16931_1_Teilrechnung.pdf",
+        "ZUGFeRDv2/correct/intarsys/EXTENDED/zugferd_2p0_EXTENDED_Fremdwaehrung.pdf",
+        "ZUGFeRDv2/correct/FNFE-factur-x-examples/Facture_FR_BASICWL.pdf",
+        "ZUGFeRDv2/correct/FNFE-factur-x-examples/Facture_UE_BASICWL.pdf",
+    ],
+)
 def test_header_fields_and_totals_equal_the_embedded_xml(pdf):
     truth = _xml_truth(ZUGFERD)[f"{ZUGFERD}/{pdf}"]
 
@@ -64,21 +68,28 @@ def test_header_fields_and_totals_equal_the_embedded_xml(pdf):
     expected_iban = _compact(truth["payee_accounts"][0]) if truth["payee_accounts"] else None
     assert _value(invoice["supplier"]["iban"]) == expected_iban
     totals = invoice["totals"]
-    for ours, theirs in [("net", "net_total_BT109"), ("tax", "tax_total_BT110"), ("gross", "gross_total_BT112"),
-                         ("amount_due", "amount_due_BT115")]:
+    for ours, theirs in [
+        ("net", "net_total_BT109"),
+        ("tax", "tax_total_BT110"),
+        ("gross", "gross_total_BT112"),
+        ("amount_due", "amount_due_BT115"),
+    ]:
         assert Decimal(_value(totals[ours])) == Decimal(truth["totals"][theirs]), ours
     if truth["due_date"]:
         assert _value(invoice["due_date"]) == truth["due_date"]
 
 
-@pytest.mark.parametrize(("source", "iban"), [
-    ("coolblue1.pdf", "NL50INGB0683251309"),
-    ("coolblue2.pdf", "NL50INGB0683251309"),
-    ("NetpresseInvoice.pdf", None),
-    ("AzureInterior.pdf", None),
-    ("free_fiber.pdf", None),
-    ("QualityHosting.pdf", None),
-])
+@pytest.mark.parametrize(
+    ("source", "iban"),
+    [
+        ("coolblue1.pdf", "NL50INGB0683251309"),
+        ("coolblue2.pdf", "NL50INGB0683251309"),
+        ("NetpresseInvoice.pdf", None),
+        ("AzureInterior.pdf", None),
+        ("free_fiber.pdf", None),
+        ("QualityHosting.pdf", None),
+    ],
+)
 def test_real_invoices_match_invoice2data_expectations(source, iban):
     expected = json.loads((INVOICES / "invoice2data/compare" / source).with_suffix(".json").read_text())[0]
 
@@ -88,7 +99,7 @@ def test_real_invoices_match_invoice2data_expectations(source, iban):
     assert _value(invoice["issue_date"]) == expected["date"]
     assert _value(invoice["currency"]) == expected["currency"]
     assert Decimal(_value(invoice["totals"]["gross"])) == Decimal(str(expected["amount"])).quantize(Decimal("0.01"))
-    if "amount_untaxed" in expected and source != "QualityHosting.pdf":   # not printed on that page
+    if "amount_untaxed" in expected and source != "QualityHosting.pdf":  # not printed on that page
         net = Decimal(str(expected["amount_untaxed"])).quantize(Decimal("0.01"))
         assert Decimal(_value(invoice["totals"]["net"])) == net
     if iban:
@@ -105,8 +116,12 @@ def test_line_items_equal_the_embedded_xml():
     for ours, theirs in zip(lines, truth, strict=True):
         # A description wrapped onto the next line ("... Karton 3" / "x 20") keeps its first line.
         assert theirs["name"].startswith(_value(ours["description"]))
-        for field, key in [("quantity", "quantity"), ("unit_price", "unit_price"), ("net_amount", "net_amount"),
-                           ("tax_rate", "vat_rate")]:
+        for field, key in [
+            ("quantity", "quantity"),
+            ("unit_price", "unit_price"),
+            ("net_amount", "net_amount"),
+            ("tax_rate", "vat_rate"),
+        ]:
             assert Decimal(_value(ours[field])) == Decimal(theirs[key]), (theirs["name"], field)
 
 
@@ -117,7 +132,7 @@ def test_credit_note_is_recognized_and_its_amounts_are_positive():
     invoice = extract_invoice(_document(pdf))
 
     assert _value(invoice["document_type"]) == "credit_note"
-    assert invoice["totals"]["gross"]["evidence"]["quote"] == "-233,47"    # printed as a deduction
+    assert invoice["totals"]["gross"]["evidence"]["quote"] == "-233,47"  # printed as a deduction
     assert Decimal(_value(invoice["totals"]["gross"])) == Decimal(truth["totals"]["gross_total_BT112"])
 
 
@@ -127,8 +142,8 @@ def test_buyers_iban_and_vat_id_are_not_taken_for_the_suppliers():
     credit = extract_invoice(_document(f"{ZUGFERD}/XML-Rechnung/FX/EN16931_Gutschrift.pdf"))
 
     assert invoice["supplier"]["iban"] == {"value": None, "evidence": None}
-    assert _value(credit["supplier"]["vat_id"]) == "DE123456789"      # not the buyer's DE136695976
-    assert _value(credit["document_type"]) == "invoice"               # "Gutschrift (389)": self-billed invoice
+    assert _value(credit["supplier"]["vat_id"]) == "DE123456789"  # not the buyer's DE136695976
+    assert _value(credit["document_type"]) == "invoice"  # "Gutschrift (389)": self-billed invoice
 
 
 def _all_sources() -> list[str]:
@@ -151,7 +166,7 @@ def test_every_value_has_evidence_that_is_exactly_the_page_text(source):
 
     invoice = extract_invoice(document)
 
-    parse_invoice_v1(json.dumps(invoice))          # the shape the validator expects
+    parse_invoice_v1(json.dumps(invoice))  # the shape the validator expects
     for path, field in _fields(invoice):
         evidence = field["evidence"]
         if field["value"] is None:
@@ -182,17 +197,19 @@ def test_text_without_invoice_data_gives_nulls_not_guesses():
 
 
 def test_german_plain_text_with_decimal_comma():
-    document = DocumentText(pages=(
-        "Muster GmbH · Hauptstr. 1 · 10115 Berlin\n"
-        "USt-IdNr.: DE 123 456 789\n\n"
-        "Rechnung Nr. RE-2024-0815\n"
-        "Rechnungsdatum: 14.02.2024\n"
-        "Fällig am: 15.03.2024\n\n"
-        "Nettobetrag gesamt        1.000,00 EUR\n"
-        "zzgl. 19 % MwSt.            190,00 EUR\n"
-        "Gesamtbetrag              1.190,00 EUR\n\n"
-        "IBAN: DE89 3704 0044 0532 0130 00\n",
-    ))
+    document = DocumentText(
+        pages=(
+            "Muster GmbH · Hauptstr. 1 · 10115 Berlin\n"
+            "USt-IdNr.: DE 123 456 789\n\n"
+            "Rechnung Nr. RE-2024-0815\n"
+            "Rechnungsdatum: 14.02.2024\n"
+            "Fällig am: 15.03.2024\n\n"
+            "Nettobetrag gesamt        1.000,00 EUR\n"
+            "zzgl. 19 % MwSt.            190,00 EUR\n"
+            "Gesamtbetrag              1.190,00 EUR\n\n"
+            "IBAN: DE89 3704 0044 0532 0130 00\n",
+        )
+    )
 
     invoice = extract_invoice(document)
 
@@ -207,10 +224,29 @@ def test_german_plain_text_with_decimal_comma():
     assert [_value(invoice["totals"][k]) for k in ("net", "tax", "gross")] == ["1000.00", "190.00", "1190.00"]
 
 
+def test_vat_ids_are_read_in_every_form_python_stdnum_knows():
+    # Belgium's older nine-digit form is the ten-digit id without its leading zero; a Swiss VAT
+    # number is the UID with its "MWST" suffix. Both are what the validator checks.
+    belgian = extract_invoice(DocumentText(pages=("Vendeur:\nDupont SA\nTVA: BE 428.759.497\n",)))
+    swiss = extract_invoice(DocumentText(pages=("Lieferant:\nMuster AG\nMWST-Nr.: CHE-116.281.710 MWST\n",)))
+
+    assert _value(belgian["supplier"]["vat_id"]) == "BE428759497"
+    assert belgian["supplier"]["vat_id"]["evidence"]["quote"] == "BE 428.759.497"
+    assert _value(swiss["supplier"]["vat_id"]) == "CHE116281710MWST"
+    assert swiss["supplier"]["vat_id"]["evidence"]["quote"] == "CHE-116.281.710 MWST"
+
+
 def test_builtin_provider_answers_with_invoice_json():
     document = _document(f"{ZUGFERD}/XML-Rechnung/FX/EN16931_Einfach.pdf")
-    request = ProviderRequest(job_id="job-1", attempt=1, document=document, schema="invoice.v1",
-                              model="builtin", max_output_tokens=6000, timeout_seconds=30)
+    request = ProviderRequest(
+        job_id="job-1",
+        attempt=1,
+        document=document,
+        schema="invoice.v1",
+        model="builtin",
+        max_output_tokens=6000,
+        timeout_seconds=30,
+    )
 
     response = BuiltinProvider().extract(request)
 

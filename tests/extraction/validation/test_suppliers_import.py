@@ -137,8 +137,10 @@ def test_admin_refuses_a_duplicate_vat_id_and_a_bad_iban(tenant):
     bad_iban = client.post("/admin/extraction/supplier/add/",
                            {"name": "Y", "vat_id": "DE811193231", "iban": "DE12123456781234567890"})
 
-    assert "already has a supplier with this VAT id" in duplicate.content.decode()
-    assert "Not a valid IBAN" in bad_iban.content.decode()
+    assert duplicate.context["adminform"].form.errors["vat_id"] == [
+        "This tenant already has a supplier with this VAT id."]
+    assert bad_iban.context["adminform"].form.errors["iban"] == [
+        "iban 'DE12123456781234567890' is not a valid IBAN (The number's checksum or check digit is invalid.)"]
     assert Supplier.objects.count() == 1
 
 
