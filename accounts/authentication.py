@@ -18,12 +18,12 @@ _recent_lock = threading.Lock()
 _RECENT_MAX = 10_000
 
 
-def _lookup(raw: str) -> ApiToken | None:
+def _lookup(raw: str, *, now: float | None = None) -> ApiToken | None:
     ttl = settings.API_TOKEN_CACHE_SECONDS
     if ttl <= 0:
         return ApiToken.objects.find_active(raw)
     key = hash_token(raw)
-    now = time.monotonic()
+    now = time.monotonic() if now is None else now
     with _recent_lock:
         hit = _recent.get(key)
     if hit is not None and hit[0] > now:

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from accounts.models import Principal
+
+if TYPE_CHECKING:  # rest_framework.views imports the permission classes named in settings: this module
+    from rest_framework.views import APIView
 
 
 def request_principal(request: Request) -> Principal:
@@ -17,5 +22,5 @@ def request_principal(request: Request) -> Principal:
 class IsTenantMember(BasePermission):
     """Every API call acts for exactly one tenant; anonymous callers get 401."""
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return isinstance(request.user, Principal)

@@ -4,41 +4,32 @@ Run from the project root::
 
     .venv/bin/python bench/accept_bench.py [--quick]
 
-One run, one gunicorn (``config.wsgi``, 4 sync workers by default), one database:
-
-1. psycopg floor: the job and outbox INSERTs in one transaction, straight through psycopg from
-   several processes, as fast as they go (transactions/s).
-2. bare-view floor: the same two INSERTs in a plain Django view (``bench/floor_views.py``)
-   under the same gunicorn; the highest open-loop rate whose p99 stays within 50 ms.
-3. the real API: p50/p95/p99 at 300 accepts/s, then its highest rate holding p99 ≤ 50 ms.
-
-Prints a table and the ratios and writes ``bench/results/accept.json``. See bench/README.md.
+One run, one gunicorn (``config.wsgi``, 4 sync workers by default), one database: the job and
+outbox INSERTs straight through psycopg (transactions/s), the same INSERTs in a bare Django view
+(``bench/floor_views.py``) and the real API, each view at the highest open-loop rate whose p99
+stays within 50 ms, the API also at 300 accepts/s. Method and how to read the report:
+bench/README.md.
 """
+
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import multiprocessing
 import os
-import platform
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-from bench import loadgen  # noqa: E402
+from bench import harness, loadgen  # noqa: E402
 
-RESULTS_DIR = PROJECT_ROOT / "bench" / "results"
+RESULTS_DIR = harness.RESULTS_DIR
 DEFAULT_DATABASE = "benchextract"
 P99_LIMIT_MS = 50.0
 TARGET_RATE = 300.0  # accepts/s at which the API must hold the p99 limit
@@ -47,7 +38,6 @@ API_PATH = "/api/v1/extraction-jobs"
 FLOOR_PATH = "/bench/floor/accept"
 # The machine is quiet when at most this much CPU is busy outside a trial ...
 QUIET_CORES = 0.25
-QUIET_WINDOW_SECONDS = 0.5
 # ... and a trial is disturbed when other processes took more than this during it.
 DISTURBED_CORES = 0.3
 
@@ -69,97 +59,64 @@ class Profile:
     warmup_seconds: float
 
 
-FULL = Profile(trial_seconds=5.0, target_rate_seconds=10.0, psycopg_seconds=5.0, precision=1.08,
-               max_rates_per_search=8, disturbed_retries=2, quiet_wait_seconds=5.0, warmup_seconds=2.0)
-QUICK = Profile(trial_seconds=2.0, target_rate_seconds=3.0, psycopg_seconds=2.0, precision=1.25,
-                max_rates_per_search=5, disturbed_retries=0, quiet_wait_seconds=1.0, warmup_seconds=1.0)
+FULL = Profile(
+    trial_seconds=5.0,
+    target_rate_seconds=10.0,
+    psycopg_seconds=5.0,
+    precision=1.08,
+    max_rates_per_search=8,
+    disturbed_retries=2,
+    quiet_wait_seconds=5.0,
+    warmup_seconds=2.0,
+)
+QUICK = Profile(
+    trial_seconds=2.0,
+    target_rate_seconds=3.0,
+    psycopg_seconds=2.0,
+    precision=1.25,
+    max_rates_per_search=5,
+    disturbed_retries=0,
+    quiet_wait_seconds=1.0,
+    warmup_seconds=1.0,
+)
 
 
 # --- Setup -------------------------------------------------------------------------------------
 
 
 def setup_django() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("DJANGO_DEVELOPMENT", "1")
-    os.environ.setdefault("POSTGRES_DB", DEFAULT_DATABASE)
-    import django
-
-    django.setup()
-    from django.conf import settings
-
-    name = settings.DATABASES["default"]["NAME"]
-    # The bench empties the job tables between trials: it must own its database.
-    if not name.startswith("bench"):
-        raise SystemExit(f"Refusing to run against database {name!r}: use a database named bench* "
-                         f"(createdb {DEFAULT_DATABASE}; POSTGRES_DB={DEFAULT_DATABASE}).")
-    from django.core.management import call_command
-
     # The bench database follows the code: a run after a new migration just works.
-    call_command("migrate", verbosity=0, interactive=False)
+    harness.ensure_database(harness.own_database(DEFAULT_DATABASE))
+    harness.setup_django()
 
 
 @dataclass(frozen=True)
-class BenchTenant:
-    tenant_id: uuid.UUID
-    document_id: uuid.UUID
+class BenchClient:
+    """The bench tenant (the floor view's, by its slug), its document and a fresh API token."""
+
+    bench: harness.BenchTenant
     token_id: int
     token: str
 
 
-def prepare_tenant() -> BenchTenant:
-    """The bench tenant (created once), limits high enough that admission never refuses a bench
-    request, a fresh token and a document to extract."""
-    from django.db import transaction
-
-    from accounts.models import ApiToken, Role, Tenant, create_tenant
+def prepare_client() -> BenchClient:
+    from accounts.models import ApiToken, Role
     from bench.floor_views import BENCH_TENANT_SLUG
-    from extraction.intake.documents import store_document
 
-    with transaction.atomic():
-        tenant = Tenant.objects.filter(slug=BENCH_TENANT_SLUG).first() or create_tenant(slug=BENCH_TENANT_SLUG)
-        # Admission still runs its guarded UPDATE on every accept; it just never says no.
-        Tenant.objects.filter(pk=tenant.pk).update(
-            max_pending_jobs=2_000_000_000, max_pending_bytes=2**62, max_reserved_tokens=2**62,
-            daily_spend_limit_micros=2**62,
-        )
-        ApiToken.objects.filter(tenant=tenant, name="accept-bench").delete()
-        token, raw = ApiToken.issue(tenant=tenant, name="accept-bench", role=Role.MEMBER)
-        document, _ = store_document(tenant=tenant, upload=io.BytesIO(b"%PDF-1.4\n% accept bench invoice\n"),
-                                     filename="bench.pdf")
-    return BenchTenant(tenant_id=tenant.pk, document_id=document.pk, token_id=token.pk, token=raw)
+    bench = harness.make_tenant(
+        BENCH_TENANT_SLUG, unique=False, content=b"%PDF-1.4\n% accept bench invoice\n", filename="bench.pdf"
+    )
+    ApiToken.objects.filter(tenant=bench.tenant, name="accept-bench").delete()
+    token, raw = ApiToken.issue(tenant=bench.tenant, name="accept-bench", role=Role.MEMBER)
+    return BenchClient(bench=bench, token_id=token.pk, token=raw)
 
 
 def reset_job_tables() -> None:
     """Every trial starts from empty job tables and zero usage, so later trials do not pay for
     the rows of earlier ones and the floors and the API see the same conditions."""
-    from django.db import OperationalError, connection, transaction
-
-    for attempt in range(5):
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                # A straggler of an overloaded trial may still be inserting: wait for it briefly,
-                # and if it deadlocks against the TRUNCATE, try again.
-                cursor.execute("SET LOCAL lock_timeout = '5s'")
-                # CASCADE: whatever else hangs off a job (results, deliveries) goes with it.
-                cursor.execute("TRUNCATE extraction_jobs, outbox_events, job_events CASCADE")
-                cursor.execute("UPDATE accounts_tenantusage SET pending_jobs = 0, pending_bytes = 0, "
-                               "reserved_tokens = 0")
-            return
-        except OperationalError:
-            if attempt == 4:
-                raise
-            time.sleep(1)
-        finally:
-            connection.close()
-
-
-def conninfo() -> str:
-    from django.conf import settings
-    from psycopg.conninfo import make_conninfo
-
-    db = settings.DATABASES["default"]
-    return make_conninfo(host=db["HOST"], port=db["PORT"], user=db["USER"], password=db["PASSWORD"] or None,
-                         dbname=db["NAME"], options=db["OPTIONS"].get("options"))
+    harness.reset_job_tables(
+        harness.django_dsn(), tables=("extraction_jobs", "outbox_events", "job_events"), vacuum=False
+    )
 
 
 # --- Floor 1: psycopg ----------------------------------------------------------------------------
@@ -201,133 +158,33 @@ def _psycopg_worker(args: tuple[str, dict, float, float]) -> tuple[int, list[flo
     return i, durations
 
 
-def measure_psycopg_floor(tenant: BenchTenant, *, processes: int, seconds: float) -> PsycopgFloor:
-    from extraction.models import Document
-
-    doc = Document.objects.get(pk=tenant.document_id)
-    target = {"tenant_id": tenant.tenant_id, "document_id": doc.pk, "document_version": doc.version,
-              "document_size": doc.size}
+def measure_psycopg_floor(client: BenchClient, *, processes: int, seconds: float) -> PsycopgFloor:
+    doc = client.bench.document
+    target = {
+        "tenant_id": client.bench.tenant.pk,
+        "document_id": doc.pk,
+        "document_version": doc.version,
+        "document_size": doc.size,
+    }
     # Processes, not threads: each client then pays its own Python cost in parallel, as the
     # gunicorn workers do.
     ctx = multiprocessing.get_context("spawn")
     start = time.time() + 1.5  # after every process has imported psycopg and connected
     with ctx.Pool(processes) as pool:
-        results = pool.map(_psycopg_worker, [(conninfo(), target, start, start + seconds)] * processes)
+        results = pool.map(_psycopg_worker, [(harness.django_dsn(), target, start, start + seconds)] * processes)
     transactions = sum(count for count, _ in results)
     durations = sorted(d for _, ds in results for d in ds)
     return PsycopgFloor(
-        processes=processes, seconds=seconds, transactions=transactions,
+        processes=processes,
+        seconds=seconds,
+        transactions=transactions,
         transactions_per_s=round(transactions / seconds, 1),
-        tx_p50_ms=round(loadgen.percentile(durations, 50) * 1000, 3),
-        tx_p99_ms=round(loadgen.percentile(durations, 99) * 1000, 3),
+        tx_p50_ms=round(harness.percentile(durations, 0.50) * 1000, 3),
+        tx_p99_ms=round(harness.percentile(durations, 0.99) * 1000, 3),
     )
 
 
-# --- The server ----------------------------------------------------------------------------------
-
-
-def free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Gunicorn:
-    """The gunicorn this run starts, serves from and stops."""
-
-    def __init__(self, *, workers: int, worker_class: str, threads: int, log_path: Path,
-                 access_log_path: Path | None = None, extra_args: tuple[str, ...] = ()) -> None:
-        self.port = free_loopback_port()
-        self.argv = [
-            str(Path(sys.executable).with_name("gunicorn")), "config.wsgi",
-            "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers), "--worker-class", worker_class,
-            "--threads", str(threads), "--log-level", "warning", "--error-logfile", str(log_path),
-        ]
-        if access_log_path is not None:
-            # The Procfile's web process logs every request; so does the benchmarked one.
-            access_log_path.write_text("")
-            self.argv += ["--access-logfile", str(access_log_path)]
-        self.argv += list(extra_args)
-        self.log_path = log_path
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> "Gunicorn":
-        env = dict(os.environ, BENCH_FLOOR_VIEWS="1")
-        self.process = subprocess.Popen(self.argv, cwd=PROJECT_ROOT, env=env, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {self.process.returncode}; see {self.log_path}")
-            if self.probe_ms() is not None:
-                return self
-            time.sleep(0.2)
-        self.__exit__(None, None, None)
-        raise RuntimeError(f"gunicorn did not answer within 30 s; see {self.log_path}")
-
-    def __exit__(self, *exc_info) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def probe_ms(self) -> float | None:
-        began = time.perf_counter()
-        try:
-            with urllib.request.urlopen(self.url("/healthz"), timeout=2) as response:
-                response.read()
-        except OSError:
-            return None
-        return (time.perf_counter() - began) * 1000
-
-    def wait_idle(self, timeout: float = 30.0) -> None:
-        """Until /healthz answers fast twice in a row: the listen queue of an overloaded trial
-        has drained and the next trial starts on an idle server."""
-        deadline = time.monotonic() + timeout
-        fast = 0
-        while time.monotonic() < deadline and fast < 2:
-            took = self.probe_ms()
-            fast = fast + 1 if took is not None and took < 25 else 0
-            time.sleep(0.1)
-
-
 # --- CPU accounting -------------------------------------------------------------------------------
-
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _process_cpu_seconds(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:  # gone since it was listed
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime + stime
-
-
-def _children(parent: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == parent:
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
-def _machine_busy_seconds() -> float:
-    with open("/proc/stat") as stat:
-        ticks = [int(v) for v in stat.readline().split()[1:]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / _CLOCK_TICKS  # all but idle and iowait
 
 
 @dataclass(frozen=True)
@@ -355,14 +212,17 @@ class CpuShare:
     def per_request_ms(self, requests: int) -> dict[str, float]:
         """CPU milliseconds per request, by component: what a request costs, whatever the rate."""
         per = 1000 / max(1, requests)
-        return {"load_generator": round(self.load_generator_s * per, 3), "gunicorn": round(self.gunicorn_s * per, 3),
-                "postgres": round(self.postgres_s * per, 3)}
+        return {
+            "load_generator": round(self.load_generator_s * per, 3),
+            "gunicorn": round(self.gunicorn_s * per, 3),
+            "postgres": round(self.postgres_s * per, 3),
+        }
 
 
 class CpuMeter:
     """Measures a trial's CpuShare from /proc (Linux)."""
 
-    def __init__(self, server: "Gunicorn") -> None:
+    def __init__(self, server: harness.Gunicorn) -> None:
         self.server = server
 
     def _groups(self) -> dict[str, list[int]]:
@@ -372,17 +232,19 @@ class CpuMeter:
             cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
             backends = [row[0] for row in cursor.fetchall()]
         master = self.server.process.pid if self.server.process else None
-        return {"load_generator": [os.getpid()],
-                "gunicorn": [master, *_children(master)] if master else [],
-                "postgres": backends}
+        return {
+            "load_generator": [os.getpid()],
+            "gunicorn": [master, *harness.child_pids(master)] if master else [],
+            "postgres": backends,
+        }
 
     def _read(self) -> dict[int, float]:
-        return {pid: _process_cpu_seconds(pid) for pids in self.groups.values() for pid in pids}
+        return {pid: harness.cpu_seconds(pid) for pids in self.groups.values() for pid in pids}
 
-    def __enter__(self) -> "CpuMeter":
+    def __enter__(self) -> CpuMeter:
         self.groups = self._groups()
         self.began = time.monotonic()
-        self.machine0 = _machine_busy_seconds()
+        self.machine0 = harness.machine_busy_seconds()
         self.cpu0 = self._read()
         return self
 
@@ -393,25 +255,17 @@ class CpuMeter:
         before = self.groups
         self.groups = {g: sorted(set(pids) | set(before[g])) for g, pids in self._groups().items()}
         cpu1 = self._read()
-        machine = _machine_busy_seconds() - self.machine0
-        spent = {g: sum(max(0.0, cpu1[pid] - self.cpu0.get(pid, 0.0)) for pid in pids)
-                 for g, pids in self.groups.items()}
-        self.share = CpuShare(elapsed_s=round(elapsed, 3),
-                              load_generator_s=round(spent["load_generator"], 3),
-                              gunicorn_s=round(spent["gunicorn"], 3), postgres_s=round(spent["postgres"], 3),
-                              other_s=round(max(0.0, machine - sum(spent.values())), 3))
-
-
-def wait_for_quiet_machine(max_wait: float) -> float:
-    """Wait (boundedly) until the rest of the machine leaves the cores alone: on a shared
-    2-core machine a test run elsewhere can take one of them. Returns the busy cores last seen."""
-    deadline = time.monotonic() + max_wait
-    while True:
-        before = _machine_busy_seconds()
-        time.sleep(QUIET_WINDOW_SECONDS)
-        busy = (_machine_busy_seconds() - before) / QUIET_WINDOW_SECONDS
-        if busy <= QUIET_CORES or time.monotonic() >= deadline:
-            return busy
+        machine = harness.machine_busy_seconds() - self.machine0
+        spent = {
+            g: sum(max(0.0, cpu1[pid] - self.cpu0.get(pid, 0.0)) for pid in pids) for g, pids in self.groups.items()
+        }
+        self.share = CpuShare(
+            elapsed_s=round(elapsed, 3),
+            load_generator_s=round(spent["load_generator"], 3),
+            gunicorn_s=round(spent["gunicorn"], 3),
+            postgres_s=round(spent["postgres"], 3),
+            other_s=round(max(0.0, machine - sum(spent.values())), 3),
+        )
 
 
 # --- Trials and the search for the highest rate ------------------------------------------------------
@@ -432,16 +286,19 @@ class Trial:
         return self.result.holds(P99_LIMIT_MS)
 
     def as_dict(self) -> dict:
-        cpu = {**asdict(self.cpu), "ours_cores": round(self.cpu.ours_cores, 2),
-               "other_cores": round(self.cpu.other_cores, 2),
-               "ms_per_accepted_request": self.cpu.per_request_ms(self.result.accepted)}
+        cpu = {
+            **asdict(self.cpu),
+            "ours_cores": round(self.cpu.ours_cores, 2),
+            "other_cores": round(self.cpu.other_cores, 2),
+            "ms_per_accepted_request": self.cpu.per_request_ms(self.result.accepted),
+        }
         return {"endpoint": self.endpoint, **self.result.as_dict(), "cpu": cpu}
 
 
 class Runner:
     """Runs trials against one server and keeps every one of them for the report."""
 
-    def __init__(self, server: "Gunicorn", profile: Profile) -> None:
+    def __init__(self, server: harness.Gunicorn, profile: Profile) -> None:
         self.server = server
         self.profile = profile
         self.trials: list[Trial] = []
@@ -449,18 +306,20 @@ class Runner:
     def trial(self, target: loadgen.Target, rate: float, seconds: float) -> Trial:
         self.server.wait_idle()
         reset_job_tables()
-        wait_for_quiet_machine(self.profile.quiet_wait_seconds)
+        harness.wait_for_quiet_machine(self.profile.quiet_wait_seconds, quiet_cores=QUIET_CORES)
         with CpuMeter(self.server) as meter:
             result = loadgen.run(target, rate=rate, duration=seconds)
         trial = Trial(endpoint=target.path, result=result, cpu=meter.share)
         self.trials.append(trial)
         verdict = "ok  " if trial.holds else "MISS"
         cost = meter.share.per_request_ms(result.accepted)
-        print(f"  {verdict} {target.path:<24} {rate:>6.0f}/s  accepted {result.accepted_per_s:>6.1f}/s  "
-              f"p50 {_ms(result.p50_ms)}  p99 {_ms(result.p99_ms)}  cores ours/other "
-              f"{meter.share.ours_cores:.2f}/{meter.share.other_cores:.2f}  cpu ms/req gen/gunicorn/pg "
-              f"{cost['load_generator']:.2f}/{cost['gunicorn']:.2f}/{cost['postgres']:.2f}  {_outcomes(result)}",
-              flush=True)
+        print(
+            f"  {verdict} {target.path:<24} {rate:>6.0f}/s  accepted {result.accepted_per_s:>6.1f}/s  "
+            f"p50 {_ms(result.p50_ms)}  p99 {_ms(result.p99_ms)}  cores ours/other "
+            f"{meter.share.ours_cores:.2f}/{meter.share.other_cores:.2f}  cpu ms/req gen/gunicorn/pg "
+            f"{cost['load_generator']:.2f}/{cost['gunicorn']:.2f}/{cost['postgres']:.2f}  {_outcomes(result)}",
+            flush=True,
+        )
         return trial
 
     def holds_at(self, target: loadgen.Target, rate: float, seconds: float) -> Trial:
@@ -475,8 +334,14 @@ class Runner:
         return trial
 
 
-def find_max_rate(holds_at: Callable[[float], bool], *, start: float, profile: Profile,
-                  held: tuple[float, ...] = (), missed: tuple[float, ...] = ()) -> float | None:
+def find_max_rate(
+    holds_at: Callable[[float], bool],
+    *,
+    start: float,
+    profile: Profile,
+    held: tuple[float, ...] = (),
+    missed: tuple[float, ...] = (),
+) -> float | None:
     """The highest rate (of those tried) whose p99 held the limit.
 
     1. Double the rate from ``start`` until a trial misses (or halve it until one holds).
@@ -529,12 +394,22 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
     parser.add_argument("--worker-class", default="sync", help="gunicorn worker class (default sync)")
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (default 1)")
-    parser.add_argument("--no-access-log", action="store_true",
-                        help="serve without gunicorn's access log (the Procfile's web process has one)")
-    parser.add_argument("--gunicorn-arg", action="append", default=[], metavar="ARG",
-                        help="extra gunicorn argument, repeatable (e.g. --gunicorn-arg=--config=FILE)")
+    parser.add_argument(
+        "--no-access-log",
+        action="store_true",
+        help="serve without gunicorn's access log (the Procfile's web process has one)",
+    )
+    parser.add_argument(
+        "--gunicorn-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra gunicorn argument, repeatable (e.g. --gunicorn-arg=--config=FILE)",
+    )
     parser.add_argument("--psycopg-processes", type=int, default=4, help="client processes of the psycopg floor")
-    parser.add_argument("--output", type=Path, default=RESULTS_DIR / "accept.json")
+    parser.add_argument(
+        "--output", type=Path, help="the JSON's path (default: bench/results/accept_bench-<UTC time>.json)"
+    )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
     started = time.monotonic()
@@ -543,27 +418,37 @@ def main() -> None:
     from django.db import connection
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    tenant = prepare_tenant()
+    client = prepare_client()
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         pg_version = cursor.fetchone()[0]
 
     print(f"psycopg floor: {args.psycopg_processes} processes for {profile.psycopg_seconds:.0f} s", flush=True)
     reset_job_tables()
-    wait_for_quiet_machine(profile.quiet_wait_seconds)
-    pg_floor = measure_psycopg_floor(tenant, processes=args.psycopg_processes, seconds=profile.psycopg_seconds)
-    print(f"  {pg_floor.transactions_per_s:.0f} transactions/s (tx p50 {pg_floor.tx_p50_ms} ms, "
-          f"p99 {pg_floor.tx_p99_ms} ms)", flush=True)
+    harness.wait_for_quiet_machine(profile.quiet_wait_seconds, quiet_cores=QUIET_CORES)
+    pg_floor = measure_psycopg_floor(client, processes=args.psycopg_processes, seconds=profile.psycopg_seconds)
+    print(
+        f"  {pg_floor.transactions_per_s:.0f} transactions/s (tx p50 {pg_floor.tx_p50_ms} ms, "
+        f"p99 {pg_floor.tx_p99_ms} ms)",
+        flush=True,
+    )
 
-    body = json.dumps({"document_id": str(tenant.document_id), "schema": "invoice.v1"}).encode()
+    body = json.dumps({"document_id": str(client.bench.document.pk), "schema": "invoice.v1"}).encode()
     json_headers = {"Content-Type": "application/json"}
     access_log = None if args.no_access_log else RESULTS_DIR / "gunicorn-access.log"
-    with Gunicorn(workers=args.workers, worker_class=args.worker_class, threads=args.threads,
-                  log_path=RESULTS_DIR / "gunicorn.log", access_log_path=access_log,
-                  extra_args=tuple(args.gunicorn_arg)) as server:
+    with harness.Gunicorn(
+        workers=args.workers,
+        worker_class=args.worker_class,
+        threads=args.threads,
+        log_path=RESULTS_DIR / "gunicorn.log",
+        access_log_path=access_log,
+        extra_args=args.gunicorn_arg,
+        BENCH_FLOOR_VIEWS="1",
+    ) as server:
         floor = loadgen.Target.from_url(server.url(FLOOR_PATH), body=body, headers=json_headers)
         api = loadgen.Target.from_url(
-            server.url(API_PATH), body=body, headers=dict(json_headers, Authorization=f"Bearer {tenant.token}"))
+            server.url(API_PATH), body=body, headers=dict(json_headers, Authorization=f"Bearer {client.token}")
+        )
         runner = Runner(server, profile)
 
         # Every worker imports, connects and reads its floor target before anything counts.
@@ -573,23 +458,27 @@ def main() -> None:
         runner.trials.clear()
 
         print(f"bare-view floor: highest rate with p99 <= {P99_LIMIT_MS:.0f} ms", flush=True)
-        bare_max = find_max_rate(lambda r: runner.holds_at(floor, r, profile.trial_seconds).holds,
-                                 start=200, profile=profile)
+        bare_max = find_max_rate(
+            lambda r: runner.holds_at(floor, r, profile.trial_seconds).holds, start=200, profile=profile
+        )
 
         print(f"API at {TARGET_RATE:.0f} accepts/s", flush=True)
         at_target = runner.holds_at(api, TARGET_RATE, profile.target_rate_seconds)
 
         print(f"API: highest rate with p99 <= {P99_LIMIT_MS:.0f} ms", flush=True)
-        api_max = find_max_rate(lambda r: runner.holds_at(api, r, profile.trial_seconds).holds,
-                                start=TARGET_RATE * 2, profile=profile,
-                                held=(TARGET_RATE,) if at_target.holds else (),
-                                missed=() if at_target.holds else (TARGET_RATE,))
+        api_max = find_max_rate(
+            lambda r: runner.holds_at(api, r, profile.trial_seconds).holds,
+            start=TARGET_RATE * 2,
+            profile=profile,
+            held=(TARGET_RATE,) if at_target.holds else (),
+            missed=() if at_target.holds else (TARGET_RATE,),
+        )
         server.wait_idle()
     reset_job_tables()
 
     from accounts.models import ApiToken
 
-    ApiToken.objects.filter(pk=tenant.token_id).delete()
+    ApiToken.objects.filter(pk=client.token_id).delete()
 
     def trials_of(path: str) -> list[dict]:
         return [t.as_dict() for t in runner.trials if t.endpoint == path]
@@ -597,9 +486,15 @@ def main() -> None:
     ratio = _ratio(api_max, bare_max)
     report = {
         "profile": "quick" if args.quick else "full",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "postgresql": pg_version},
-        "server": {"wsgi": "config.wsgi", "workers": args.workers, "worker_class": args.worker_class,
-                   "threads": args.threads, "access_log": access_log is not None, "extra_args": args.gunicorn_arg},
+        "machine": {**harness.machine(), "postgresql": pg_version},
+        "server": {
+            "wsgi": "config.wsgi",
+            "workers": args.workers,
+            "worker_class": args.worker_class,
+            "threads": args.threads,
+            "access_log": access_log is not None,
+            "extra_args": args.gunicorn_arg,
+        },
         "p99_limit_ms": P99_LIMIT_MS,
         "psycopg_floor": asdict(pg_floor),
         "bare_view": {"max_rate": bare_max, "trials": trials_of(FLOOR_PATH)},
@@ -618,10 +513,7 @@ def main() -> None:
         "trials": len(runner.trials),
         "elapsed_s": round(time.monotonic() - started, 1),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
-    print_table(report)
-    print(f"written to {args.output}")
+    harness.publish_results("accept_bench", lambda: print_table(report), report, json_path=args.output)
 
 
 def print_table(report: dict) -> None:
@@ -629,14 +521,22 @@ def print_table(report: dict) -> None:
     at = api["at_target_rate"]
     server = report["server"]
     print()
-    print(f"Accept benchmark ({report['profile']}, {report['machine']['cpus']} CPUs, PostgreSQL "
-          f"{report['machine']['postgresql'].split()[0]}, gunicorn {server['workers']} {server['worker_class']} "
-          f"worker(s) x {server['threads']} thread(s), {report['elapsed_s']} s)")
-    print(f"{'':40} {'rate/s':>8} {'p50':>10} {'p95':>10} {'p99':>10} {'other CPU':>12} "
-          f"{'CPU ms/request (gunicorn+pg)':>29}")
+    print(
+        f"Accept benchmark ({report['profile']}, {report['machine']['cores']} CPUs, PostgreSQL "
+        f"{report['machine']['postgresql'].split()[0]}, gunicorn {server['workers']} {server['worker_class']} "
+        f"worker(s) x {server['threads']} thread(s), {report['elapsed_s']} s)"
+    )
+    print(
+        f"{'':40} {'rate/s':>8} {'p50':>10} {'p95':>10} {'p99':>10} {'other CPU':>12} "
+        f"{'CPU ms/request (gunicorn+pg)':>29}"
+    )
     print(f"{'psycopg floor (transactions/s)':40} {pg['transactions_per_s']:>8.0f}")
     rows = (
-        (f"bare view: max rate, p99<={P99_LIMIT_MS:.0f}ms", bare["max_rate"], _best_at(bare["trials"], bare["max_rate"])),
+        (
+            f"bare view: max rate, p99<={P99_LIMIT_MS:.0f}ms",
+            bare["max_rate"],
+            _best_at(bare["trials"], bare["max_rate"]),
+        ),
         (f"API at {TARGET_RATE:.0f}/s (accepted/s)", at["accepted_per_s"], at),
         (f"API: max rate, p99<={P99_LIMIT_MS:.0f}ms", api["max_rate"], _best_at(api["trials"], api["max_rate"])),
     )
@@ -646,16 +546,20 @@ def print_table(report: dict) -> None:
         if trial:
             cells = " ".join(_ms(trial[k]) for k in ("p50_ms", "p95_ms", "p99_ms"))
             cost = trial["cpu"]["ms_per_accepted_request"]
-            cells += (f" {trial['cpu']['other_cores']:>6.2f} cores {cost['gunicorn']:>10.2f} + {cost['postgres']:.2f}"
-                      f" = {cost['gunicorn'] + cost['postgres']:.2f}")
+            cells += (
+                f" {trial['cpu']['other_cores']:>6.2f} cores {cost['gunicorn']:>10.2f} + {cost['postgres']:.2f}"
+                f" = {cost['gunicorn'] + cost['postgres']:.2f}"
+            )
         print(f"{label:40} {rate_text} {cells}")
     for name, value in report["ratios"].items():
         print(f"{name:40} {value if value is not None else 'n/a':>8}")
     for name, ok in report["targets"].items():
         print(f"target {name}: {'MET' if ok else 'MISSED'}")
     if report["disturbed_trials"]:
-        print(f"note: {report['disturbed_trials']} of {report['trials']} trials ran while other processes used "
-              f"more than {DISTURBED_CORES} cores; figures from a shared machine are pessimistic.")
+        print(
+            f"note: {report['disturbed_trials']} of {report['trials']} trials ran while other processes used "
+            f"more than {DISTURBED_CORES} cores; figures from a shared machine are pessimistic."
+        )
 
 
 def _best_at(trials: list[dict], rate: float | None) -> dict | None:

@@ -1,30 +1,21 @@
 """Accuracy harness: the built-in extractor and the validation policy on real invoices.
 
-    .venv/bin/python bench/accuracy.py [--no-ocr] [--json bench/results/accuracy.json]
+    .venv/bin/python bench/accuracy.py [--no-ocr] [--json PATH]
 
-1. Extraction accuracy. Every invoice in ``testdata/invoices`` with ground truth is read the
-   way the service reads it (PDF text layer; PNG by OCR; plain text) — XML-only invoices
-   (UBL/CII) are first rendered to a printed-invoice text by ``bench/render_invoice_xml.py``.
-   The built-in extractor's answer is compared field by field with the truth (the embedded or
-   stand-alone XML, or invoice2data's expected JSON) and scored per field and per source:
-   precision = correct / extracted, recall = correct / present in the truth. Each answer is
-   then validated, with master data that knows the invoice's real supplier (the normal case for
-   a tenant), to give the share that would land in REVIEW_REQUIRED and why.
-2. Corruption test. The ground truth of every XML invoice, rendered, is a correct ``invoice.v1``
-   answer with exact evidence. It is validated clean (false-review rate), then corrupted in the
-   ways a model goes wrong or is made to go wrong — wrong totals, an invented IBAN (the
-   simulator's hallucination: valid checksum, evidence pointing at other real text), a currency
-   the tenant does not accept, evidence spans not in the text, a wrong supplier VAT id — and
-   every corruption must be caught (REVIEW_REQUIRED): the catch rate must be 100 %.
+1. Extraction accuracy: the built-in extractor's answer for every invoice in
+   ``testdata/invoices`` with ground truth, scored field by field (precision, recall) per field
+   and per source, and the share that validation would send to REVIEW_REQUIRED, and why.
+2. Corruption test: the ground truth of every XML invoice, rendered, validated clean and then
+   corrupted the ways a model goes wrong; every corruption must be caught.
 
-Markdown tables go to stdout, everything to the JSON file. Exit status 1 if a corruption was
-missed. No database is needed: the policy runs as a pure function (``check_invoice``).
+No database is needed: the policy runs as a pure function (``check_invoice``). Exit status 1 if
+a corruption was missed. Method and how to read the report: bench/README.md.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import sys
@@ -38,22 +29,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("DJANGO_DEVELOPMENT", "1")
 
-import django
+from bench import harness  # noqa: E402
 
-django.setup()
+harness.setup_django()
 
-from django.conf import settings
+from django.conf import settings  # noqa: E402
 
-from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml
-from extraction.providers.builtin import extract_invoice
-from tests.simulator import hallucinate
-from extraction.validation.schema import parse_invoice_v1
-from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
-from extraction.intake.text import DocumentText, extract_document_text
-from extraction.validation.policy import (
+from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml  # noqa: E402
+from extraction.intake.text import DocumentText, extract_document_text  # noqa: E402
+from extraction.providers.builtin import extract_invoice  # noqa: E402
+from extraction.validation.policy import (  # noqa: E402
     BLOCKING,
     FAILED,
     POLICY_VERSION,
@@ -62,12 +48,27 @@ from extraction.validation.policy import (
     ValidationOutcome,
     check_invoice,
 )
+from extraction.validation.schema import parse_invoice_v1  # noqa: E402
+from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id  # noqa: E402
+from tests.simulator import hallucinate  # noqa: E402
 
 INVOICES = ROOT / "testdata" / "invoices"
 XML_FOLDERS = ("zugferd-corpus", "factur-x-python", "xrechnung-testsuite", "en16931-examples", "invoice2data")
-HEADER_FIELDS = ("document_type", "supplier.name", "supplier.vat_id", "supplier.iban", "invoice_number",
-                 "issue_date", "due_date", "currency", "totals.net", "totals.tax", "totals.gross",
-                 "totals.prepaid", "totals.amount_due")
+HEADER_FIELDS = (
+    "document_type",
+    "supplier.name",
+    "supplier.vat_id",
+    "supplier.iban",
+    "invoice_number",
+    "issue_date",
+    "due_date",
+    "currency",
+    "totals.net",
+    "totals.tax",
+    "totals.gross",
+    "totals.prepaid",
+    "totals.amount_due",
+)
 LINE_FIELDS = ("description", "quantity", "unit_price", "net_amount", "tax_rate")
 _IBAN_SHAPE = re.compile(r"[A-Z]{2}\d{2}[A-Z0-9]{10,30}")
 ALLOWED_CURRENCIES = list(settings.TENANT_DEFAULT_ALLOWED_CURRENCIES)
@@ -75,13 +76,14 @@ ALLOWED_CURRENCIES = list(settings.TENANT_DEFAULT_ALLOWED_CURRENCIES)
 
 # --- cases and their truth ---------------------------------------------------------------------
 
+
 @dataclass
 class Case:
     name: str
     source: str
     load: Callable[[], DocumentText]
-    truth: dict[str, Any]                   # path -> expected value (None = absent); only known keys
-    truth_lines: list[dict[str, Any]] | None = None   # None = lines not known
+    truth: dict[str, Any]  # path -> expected value (None = absent); only known keys
+    truth_lines: list[dict[str, Any]] | None = None  # None = lines not known
 
 
 def _iban_of(accounts: list[str]) -> str | None:
@@ -97,29 +99,52 @@ def _xml_truth(record: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, A
     credit = record["syntax"] == "UBL-CreditNote" or record["type_code"] in CREDIT_NOTE_CODES
     truth = {
         "document_type": "credit_note" if credit else "invoice",
-        "supplier.name": record["seller_name"], "supplier.vat_id": record["seller_vat_id"],
-        "supplier.iban": _iban_of(record["payee_accounts"]), "invoice_number": record["invoice_number"],
-        "issue_date": record["issue_date"], "due_date": record["due_date"], "currency": record["currency"],
-        "totals.net": totals["net_total_BT109"], "totals.tax": totals["tax_total_BT110"],
-        "totals.gross": totals["gross_total_BT112"], "totals.prepaid": totals["prepaid_BT113"],
+        "supplier.name": record["seller_name"],
+        "supplier.vat_id": record["seller_vat_id"],
+        "supplier.iban": _iban_of(record["payee_accounts"]),
+        "invoice_number": record["invoice_number"],
+        "issue_date": record["issue_date"],
+        "due_date": record["due_date"],
+        "currency": record["currency"],
+        "totals.net": totals["net_total_BT109"],
+        "totals.tax": totals["tax_total_BT110"],
+        "totals.gross": totals["gross_total_BT112"],
+        "totals.prepaid": totals["prepaid_BT113"],
         "totals.amount_due": totals["amount_due_BT115"],
     }
-    lines = [{"description": line["name"], "quantity": line["quantity"], "unit_price": line["unit_price"],
-              "net_amount": line["net_amount"], "tax_rate": line["vat_rate"]} for line in record["lines"]]
+    lines = [
+        {
+            "description": line["name"],
+            "quantity": line["quantity"],
+            "unit_price": line["unit_price"],
+            "net_amount": line["net_amount"],
+            "tax_rate": line["vat_rate"],
+        }
+        for line in record["lines"]
+    ]
     return truth, lines
 
 
 def _invoice2data_truth(expected: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
     truth: dict[str, Any] = {}
-    for ours, theirs in (("invoice_number", "invoice_number"), ("issue_date", "date"), ("due_date", "date_due"),
-                         ("currency", "currency"), ("supplier.iban", "iban"), ("supplier.name", "partner_name")):
+    for ours, theirs in (
+        ("invoice_number", "invoice_number"),
+        ("issue_date", "date"),
+        ("due_date", "date_due"),
+        ("currency", "currency"),
+        ("supplier.iban", "iban"),
+        ("supplier.name", "partner_name"),
+    ):
         if theirs in expected:
             truth[ours] = str(expected[theirs])
     vat = expected.get("vat", expected.get("static_vat"))
     if vat is not None:
         truth["supplier.vat_id"] = str(vat)
-    money = {k: Decimal(str(expected[k])).quantize(Decimal("0.01")) for k in ("amount", "amount_untaxed", "amount_tax")
-             if isinstance(expected.get(k), (int, float))}
+    money = {
+        k: Decimal(str(expected[k])).quantize(Decimal("0.01"))
+        for k in ("amount", "amount_untaxed", "amount_tax")
+        if isinstance(expected.get(k), (int, float))
+    }
     if "amount" in money:
         truth["totals.gross"] = money["amount"]
     if "amount_untaxed" in money:
@@ -135,12 +160,15 @@ def _invoice2data_truth(expected: dict[str, Any]) -> tuple[dict[str, Any], list[
         for item in items:
             if not any(key in item for key in ("name", "desc", "price_subtotal", "price", "price_unit")):
                 continue  # section headers and notes are not items
-            lines.append({
-                "description": item.get("name", item.get("desc")),
-                "quantity": item.get("qty"), "unit_price": item.get("price_unit", item.get("price")),
-                "net_amount": item.get("price_subtotal"),
-                "tax_rate": item.get("line_tax_percent", item.get("taxpercent")),
-            })
+            lines.append(
+                {
+                    "description": item.get("name", item.get("desc")),
+                    "quantity": item.get("qty"),
+                    "unit_price": item.get("price_unit", item.get("price")),
+                    "net_amount": item.get("price_subtotal"),
+                    "tax_rate": item.get("line_tax_percent", item.get("taxpercent")),
+                }
+            )
     return truth, lines
 
 
@@ -158,20 +186,29 @@ def collect_cases(*, ocr: bool) -> list[Case]:
                 if folder == "invoice2data":
                     continue  # its PDFs are scored against invoice2data's own JSON below
                 pdf = INVOICES / folder / record["rendered_pdf"]
-                cases.append(Case(record["rendered_pdf"], f"{folder}/pdf", _reader(pdf, "application/pdf"),
-                                  truth, lines))
+                cases.append(
+                    Case(record["rendered_pdf"], f"{folder}/pdf", _reader(pdf, "application/pdf"), truth, lines)
+                )
             else:
                 xml = INVOICES / folder / record["file"]
-                cases.append(Case(record["file"], f"{folder}/xml rendered",
-                                  lambda xml=xml: DocumentText(pages=(render_invoice_xml(xml.read_bytes()).text,)),
-                                  truth, lines))
+                cases.append(
+                    Case(
+                        record["file"],
+                        f"{folder}/xml rendered",
+                        lambda xml=xml: DocumentText(pages=(render_invoice_xml(xml.read_bytes()).text,)),
+                        truth,
+                        lines,
+                    )
+                )
     compare = INVOICES / "invoice2data" / "compare"
     for expected_file in sorted(compare.glob("*.json")):
         expected = json.loads(expected_file.read_text())[0]
         truth, lines = _invoice2data_truth(expected)
-        for suffix, content_type, source in ((".pdf", "application/pdf", "invoice2data/pdf"),
-                                             (".txt", "text/plain", "invoice2data/txt"),
-                                             (".png", "image/png", "invoice2data/png (OCR)")):
+        for suffix, content_type, source in (
+            (".pdf", "application/pdf", "invoice2data/pdf"),
+            (".txt", "text/plain", "invoice2data/txt"),
+            (".png", "image/png", "invoice2data/png (OCR)"),
+        ):
             path = expected_file.with_suffix(suffix)
             if path.exists() and (ocr or suffix != ".png"):
                 cases.append(Case(path.name, source, _reader(path, content_type), truth, lines))
@@ -179,6 +216,7 @@ def collect_cases(*, ocr: bool) -> list[Case]:
 
 
 # --- comparing values ----------------------------------------------------------------------------
+
 
 def _kind(path: str) -> str:
     leaf = path.rsplit(".", 1)[-1]
@@ -272,6 +310,7 @@ def _flat(output: dict[str, Any]) -> list[tuple[str, Any]]:
 
 # --- master data the harness's tenant keeps ------------------------------------------------------------
 
+
 @dataclass
 class Directory:
     """In-memory supplier master data, looked up the way validation.tenant_policy does."""
@@ -283,8 +322,9 @@ class Directory:
     def knowing(cls, name: str | None, vat_id: str | None, iban: str | None) -> Directory:
         directory = cls()
         if name or vat_id:
-            record = SupplierRecord(name=name or "", vat_id=normalize_vat_id(vat_id or ""),
-                                    iban=normalize_iban(iban) if iban else "")
+            record = SupplierRecord(
+                name=name or "", vat_id=normalize_vat_id(vat_id or ""), iban=normalize_iban(iban) if iban else ""
+            )
             if vat_id:
                 directory.by_vat_id[record.vat_id] = record
             if name:
@@ -302,14 +342,21 @@ class Directory:
         return MasterData(has_records=True, supplier=record, matched_by="name" if record else "")
 
 
-def validate(output: dict[str, Any], document: DocumentText, directory: Directory,
-             allowed: list[str] | None = None) -> ValidationOutcome:
+def validate(
+    output: dict[str, Any], document: DocumentText, directory: Directory, allowed: list[str] | None = None
+) -> ValidationOutcome:
     invoice = parse_invoice_v1(json.dumps(output))
-    return check_invoice(invoice=invoice, document=document, allowed_currencies=allowed or ALLOWED_CURRENCIES,
-                         overrides={}, master=directory.master_for(output))
+    return check_invoice(
+        invoice=invoice,
+        document=document,
+        allowed_currencies=allowed or ALLOWED_CURRENCIES,
+        overrides={},
+        master=directory.master_for(output),
+    )
 
 
 # --- part 1: extraction accuracy -------------------------------------------------------------------
+
 
 def run_extraction(cases: list[Case]) -> dict[str, Any]:
     per_field: dict[str, Score] = defaultdict(Score)
@@ -322,8 +369,9 @@ def run_extraction(cases: list[Case]) -> dict[str, Any]:
         document = case.load()
         output = extract_invoice(document)
         scores = score_case(case, output)
-        directory = Directory.knowing(case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"),
-                                      case.truth.get("supplier.iban"))
+        directory = Directory.knowing(
+            case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
+        )
         outcome = validate(output, document, directory)
         for name, score in scores.items():
             per_field[name].merge(score)
@@ -331,15 +379,29 @@ def run_extraction(cases: list[Case]) -> dict[str, Any]:
         source_cases[case.source] += 1
         source_review[case.source] += outcome.review_required
         reasons.update(outcome.reasons)
-        rows.append({"case": case.name, "source": case.source, "review_required": outcome.review_required,
-                     "reasons": outcome.reasons,
-                     "wrong_fields": sorted(n for n, s in scores.items() if s.fp or s.fn)})
+        rows.append(
+            {
+                "case": case.name,
+                "source": case.source,
+                "review_required": outcome.review_required,
+                "reasons": outcome.reasons,
+                "wrong_fields": sorted(n for n, s in scores.items() if s.fp or s.fn),
+            }
+        )
     return {
         "per_field": {name: per_field[name].as_dict() for name in sorted(per_field, key=_field_order)},
-        "per_source": {source: {**per_source[source].as_dict(), "cases": source_cases[source],
-                                "review_required": source_review[source]} for source in sorted(source_cases)},
-        "review_required": sum(source_review.values()), "cases": len(cases),
-        "review_reasons": dict(reasons.most_common()), "cases_detail": rows,
+        "per_source": {
+            source: {
+                **per_source[source].as_dict(),
+                "cases": source_cases[source],
+                "review_required": source_review[source],
+            }
+            for source in sorted(source_cases)
+        },
+        "review_required": sum(source_review.values()),
+        "cases": len(cases),
+        "review_reasons": dict(reasons.most_common()),
+        "cases_detail": rows,
     }
 
 
@@ -375,7 +437,7 @@ class Corruption:
     name: str
     intended_check: str
     apply: Callable[[dict[str, Any], DocumentText, random.Random], dict[str, Any] | None]
-    allowed: Callable[[dict[str, Any]], list[str]] | None = None   # the tenant's currencies, if not default
+    allowed: Callable[[dict[str, Any]], list[str]] | None = None  # the tenant's currencies, if not default
 
 
 def _wrong_gross(output, document, rng):
@@ -421,8 +483,12 @@ CORRUPTIONS = (
     Corruption("wrong gross total (+10.00)", "totals_sum", _wrong_gross),
     Corruption("wrong amount due (+100.00)", "amount_due", _wrong_amount_due),
     Corruption("invented IBAN (valid mod-97, evidence elsewhere)", "evidence_values", _invented_iban),
-    Corruption("currency the tenant does not allow", "currency_allowed", _currency_as_is,
-               allowed=lambda output: [c for c in ALLOWED_CURRENCIES if c != output["currency"]["value"]]),
+    Corruption(
+        "currency the tenant does not allow",
+        "currency_allowed",
+        _currency_as_is,
+        allowed=lambda output: [c for c in ALLOWED_CURRENCIES if c != output["currency"]["value"]],
+    ),
     Corruption("evidence span shifted (quote not at its offsets)", "evidence_spans", _span_not_in_text),
     Corruption("quote that is not in the document", "evidence_spans", _quote_not_in_document),
     Corruption("wrong supplier VAT id", "supplier_master_data", _wrong_vat_id),
@@ -434,15 +500,28 @@ def run_corruption() -> dict[str, Any]:
     clean_cases = 0
     false_reviews: list[dict[str, Any]] = []
     false_reasons: Counter[str] = Counter()
-    results = {c.name: {"intended_check": c.intended_check, "applied": 0, "caught": 0, "caught_by_intended": 0,
-                        "applied_to_passing": 0, "caught_of_passing": 0, "missed": []} for c in CORRUPTIONS}
+    results = {
+        c.name: {
+            "intended_check": c.intended_check,
+            "applied": 0,
+            "caught": 0,
+            "caught_by_intended": 0,
+            "applied_to_passing": 0,
+            "caught_of_passing": 0,
+            "missed": [],
+        }
+        for c in CORRUPTIONS
+    }
     for folder in XML_FOLDERS:
         for record in json.loads((INVOICES / folder / "expected_fields.json").read_text())["records"]:
             rendered = render_invoice_xml((INVOICES / folder / record["file"]).read_bytes())
             document = DocumentText(pages=(rendered.text,))
             truth = rendered.truth
-            directory = Directory.knowing(truth["supplier"]["name"]["value"], truth["supplier"]["vat_id"]["value"],
-                                          truth["supplier"]["iban"]["value"])
+            directory = Directory.knowing(
+                truth["supplier"]["name"]["value"],
+                truth["supplier"]["vat_id"]["value"],
+                truth["supplier"]["iban"]["value"],
+            )
             clean = validate(truth, document, directory)
             clean_cases += 1
             if clean.review_required:
@@ -461,20 +540,25 @@ def run_corruption() -> dict[str, Any]:
                     # The honest denominator: outputs the policy accepts until they are corrupted.
                     result["applied_to_passing"] += 1
                     result["caught_of_passing"] += outcome.review_required
-                by_intended = any(c["check"] == corruption.intended_check and c["status"] == FAILED
-                                  and c["severity"] == BLOCKING for c in outcome.checks)
+                by_intended = any(
+                    c["check"] == corruption.intended_check and c["status"] == FAILED and c["severity"] == BLOCKING
+                    for c in outcome.checks
+                )
                 result["caught_by_intended"] += by_intended
                 if not outcome.review_required or not by_intended:
                     result["missed"].append(f"{folder}/{record['file']}")
     return {
-        "clean_cases": clean_cases, "false_reviews": len(false_reviews),
+        "clean_cases": clean_cases,
+        "false_reviews": len(false_reviews),
         "false_review_rate": len(false_reviews) / clean_cases if clean_cases else None,
-        "false_review_reasons": dict(false_reasons.most_common()), "false_review_cases": false_reviews,
+        "false_review_reasons": dict(false_reasons.most_common()),
+        "false_review_cases": false_reviews,
         "corruptions": results,
     }
 
 
 # --- report ----------------------------------------------------------------------------------------
+
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
@@ -482,35 +566,67 @@ def _pct(value: float | None) -> str:
 
 def markdown(extraction: dict[str, Any], corruption: dict[str, Any]) -> str:
     out = [f"# Accuracy — built-in extractor, validation policy {POLICY_VERSION}", ""]
-    out += ["## Field-level precision / recall (all sources)", "",
-            "| field | in truth | extracted correctly | wrong or extra | missed | precision | recall |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    out += [
+        "## Field-level precision / recall (all sources)",
+        "",
+        "| field | in truth | extracted correctly | wrong or extra | missed | precision | recall |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, s in extraction["per_field"].items():
-        out.append(f"| {name} | {s['tp'] + s['fn']} | {s['tp']} | {s['fp']} | {s['fn']} "
-                   f"| {_pct(s['precision'])} | {_pct(s['recall'])} |")
-    out += ["", "## Per source (all fields)", "",
-            "| source | cases | precision | recall | REVIEW_REQUIRED |", "|---|---:|---:|---:|---:|"]
+        out.append(
+            f"| {name} | {s['tp'] + s['fn']} | {s['tp']} | {s['fp']} | {s['fn']} "
+            f"| {_pct(s['precision'])} | {_pct(s['recall'])} |"
+        )
+    out += [
+        "",
+        "## Per source (all fields)",
+        "",
+        "| source | cases | precision | recall | REVIEW_REQUIRED |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for source, s in extraction["per_source"].items():
-        out.append(f"| {source} | {s['cases']} | {_pct(s['precision'])} | {_pct(s['recall'])} "
-                   f"| {s['review_required']} ({_pct(s['review_required'] / s['cases'])}) |")
+        out.append(
+            f"| {source} | {s['cases']} | {_pct(s['precision'])} | {_pct(s['recall'])} "
+            f"| {s['review_required']} ({_pct(s['review_required'] / s['cases'])}) |"
+        )
     total = extraction["cases"]
-    out.append(f"| **all** | {total} | | | {extraction['review_required']} "
-               f"({_pct(extraction['review_required'] / total)}) |")
-    out += ["", "Why the built-in extractor's answers land in REVIEW_REQUIRED (cases per reason):", "",
-            "| reason | cases |", "|---|---:|"]
+    out.append(
+        f"| **all** | {total} | | | {extraction['review_required']} ({_pct(extraction['review_required'] / total)}) |"
+    )
+    out += [
+        "",
+        "Why the built-in extractor's answers land in REVIEW_REQUIRED (cases per reason):",
+        "",
+        "| reason | cases |",
+        "|---|---:|",
+    ]
     out += [f"| {reason} | {count} |" for reason, count in extraction["review_reasons"].items()]
-    out += ["", "## Corruption test (ground truth of every XML invoice, rendered, then corrupted)", "",
-            "| corruption | applied | caught (REVIEW_REQUIRED) | catch rate | caught by the intended check "
-            "| catch rate on outputs that pass clean |",
-            "|---|---:|---:|---:|---|---:|"]
+    out += [
+        "",
+        "## Corruption test (ground truth of every XML invoice, rendered, then corrupted)",
+        "",
+        "| corruption | applied | caught (REVIEW_REQUIRED) | catch rate | caught by the intended check "
+        "| catch rate on outputs that pass clean |",
+        "|---|---:|---:|---:|---|---:|",
+    ]
     for name, r in corruption["corruptions"].items():
         rate = _pct(r["caught"] / r["applied"] if r["applied"] else None)
         passing = r["applied_to_passing"]
-        out.append(f"| {name} | {r['applied']} | {r['caught']} | {rate} "
-                   f"| {r['caught_by_intended']} / {r['applied']} ({r['intended_check']}) "
-                   f"| {r['caught_of_passing']} / {passing} ({_pct(r['caught_of_passing'] / passing if passing else None)}) |")
-    out += ["", (f"False-review rate on the clean outputs: {corruption['false_reviews']} of {corruption['clean_cases']} "
-                 f"({_pct(corruption['false_review_rate'])}). Reasons (cases):"), "", "| reason | cases |", "|---|---:|"]
+        out.append(
+            f"| {name} | {r['applied']} | {r['caught']} | {rate} "
+            f"| {r['caught_by_intended']} / {r['applied']} ({r['intended_check']}) "
+            f"| {r['caught_of_passing']} / {passing} ({_pct(r['caught_of_passing'] / passing if passing else None)}) |"
+        )
+    out += [
+        "",
+        (
+            f"False-review rate on the clean outputs: {corruption['false_reviews']} of {corruption['clean_cases']} "
+            f"({_pct(corruption['false_review_rate'])}). Reasons (cases):"
+        ),
+        "",
+        "| reason | cases |",
+        "|---|---:|",
+    ]
     out += [f"| {reason} | {count} |" for reason, count in corruption["false_review_reasons"].items()]
     return "\n".join(out) + "\n"
 
@@ -518,16 +634,18 @@ def markdown(extraction: dict[str, Any], corruption: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-ocr", action="store_true", help="skip the PNG (OCR) cases")
-    parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "accuracy.json"))
+    parser.add_argument("--json", type=Path, help="the JSON's path (default: bench/results/accuracy-<UTC time>.json)")
     args = parser.parse_args()
     started = time.monotonic()
     extraction = run_extraction(collect_cases(ocr=not args.no_ocr))
     corruption = run_corruption()
-    print(markdown(extraction, corruption))
-    result = {"policy_version": POLICY_VERSION, "extraction": extraction, "corruption": corruption,
-              "seconds": round(time.monotonic() - started, 1)}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(result, indent=2, default=str))
+    result = {
+        "policy_version": POLICY_VERSION,
+        "extraction": extraction,
+        "corruption": corruption,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    harness.publish_results("accuracy", lambda: print(markdown(extraction, corruption)), result, json_path=args.json)
     missed = sum(r["applied"] - r["caught"] for r in corruption["corruptions"].values())
     return 1 if missed else 0
 

@@ -4,53 +4,15 @@ Run from the project root::
 
     .venv/bin/python bench/capacity_bench.py [--quick] [--only a|b|c] [--naive-share divided|full]
 
-Everything runs on the benchmark's own database (``benchcap``), RabbitMQ vhost (``benchcap``)
-and Redis database (5), with the Procfile's processes started here and the provider simulator
-enforcing its quota.
-
-(a) Quota utilization. The simulator enforces RPM 600, TPM 2,700,000 and 24 concurrent
-    calls, with a lognormal latency (mean 2 s, p95 3 s). Four llm Celery worker processes of
-    24 threads each share the pool's limiter, configured to exactly those limits, and work off a
-    READY backlog. Achieved attempts/s = calls the simulator admitted (not 429), started within
-    whole 60-second windows counted from the first call; CAP-3 attempt capacity =
-    min(RPM/60, TPM/(60 x reservation), concurrency / mean latency) with the latency the
-    workers measured in the same window (extraction.capacity.plan.attempt_capacity). Beside
-    it the naive baseline: the same four processes with the shared limiter replaced by nothing
-    — each process capped only by its own thread count (a per-process semaphore of 24/4 = 6,
-    or 24 with ``--naive-share full``), no Redis budget, no pool cooldown.
-    Why real minutes and not the simulator's time_scale: the limiter's windows are a fixed
-    60 s of Redis time (WINDOW_MS in extraction/capacity/limiter.py), so scaling the simulator's clock
-    would make its "minute" shorter than the limiter's and measure a mismatch, not the
-    limiter. Small real limits keep the run short instead; RPM binds (10 calls/s), concurrency
-    is close (12/s) and TPM is enforced without binding (see TPM_NOTE). Whole windows from a
-    cold start cannot show how late expired request slots are spent again (each window's burst
-    ends before the window does), so the run also measures that lag and the steady-state
-    utilization it implies, 60 / (60 + mean lag); the target must hold for both.
-(b) Fairness. Tenant A has 10,000 READY jobs (bulk-inserted as ingress leaves them); tenant
-    B submits one job every 3 s through accept_job (outbox → relay → RabbitMQ → ingress →
-    READY), while four llm worker processes of 8 threads call the simulator (constant 1 s).
-    B's accept-to-terminal p95 (database clock) against 2 x the mean model latency, beside the
-    same run with the workers claiming in plain FIFO order (ORDER BY available_at, id FOR
-    UPDATE SKIP LOCKED; bench/capacity_lib.py FIFO_NEXT, swapped into the worker
-    process before Celery starts — the project's code is not edited).
-(c) Claim cost at 10,000 vs 1,000,000 rows in the jobs table: the same live work (2,000
-    runnable jobs of 10 tenants, 30 running) under 10,000 or 1,000,000 rows of history, in two
-    schemas holding copies of the claim's tables (columns, constraints, indexes, trigger). The
-    raw _CLAIM_SQL (each execution rolled back) and claim_next_job as a worker calls it
-    (committed, on fresh runnable rows), measured alternately in rounds so that the load of
-    a shared machine falls on both sizes alike; medians, and the buffers EXPLAIN ANALYZE
-    counts. When the claim statement misses the target, the same measurement of a what-if
-    variant (PROPOSED_FIX) shows whether the fix this benchmark proposes closes the gap.
-
-Prints a table, writes ``bench/results/capacity.json``; process logs go to
-``bench/results/capacity-logs/``. A full run takes about 10 minutes, ``--quick`` about 4.
+(a) quota utilization of a shared pool against CAP-3, beside a naive per-process baseline; (b)
+fairness: a trickling tenant's accept-to-terminal p95 behind another tenant's backlog, fair claim
+beside FIFO; (c) the claim's cost at 10,000 vs 1,000,000 rows. Method, options and how to read
+the report: bench/README.md.
 """
+
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -62,11 +24,12 @@ from typing import Any
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-import psycopg
+import psycopg  # noqa: E402
 
-from bench import capacity_lib as lib
+from bench import capacity_lib as lib  # noqa: E402
+from bench import harness  # noqa: E402
 
-RESULTS_DIR = PROJECT_ROOT / "bench" / "results"
+RESULTS_DIR = harness.RESULTS_DIR
 LOG_DIR = RESULTS_DIR / "capacity-logs"
 MEDIA_ROOT = RESULTS_DIR / "capacity-media"
 
@@ -123,27 +86,22 @@ GRACE_SECONDS = 6.0
 B_DRAIN_SECONDS = 20.0
 RAW_PER_ROUND = 10
 CLAIMS_PER_ROUND = 5
-TPM_NOTE = ("TPM is enforced by the simulator and the limiter but does not bind: the limiter reserves the "
-            "prompt estimate + max output tokens for each call in flight and reconciles it to the usage the "
-            "simulator reports once answered, while CAP-3's TPM term assumes the whole reservation; with TPM "
-            "binding, achieved/CAP-3 could exceed 1 and would not be a utilization.")
-
-
-def machine() -> dict[str, Any]:
-    with open("/proc/loadavg") as handle:
-        load = handle.read().split()[:3]
-    return {"host": platform.node(), "cores": os.cpu_count(), "python": platform.python_version(),
-            "loadavg_at_start": [float(v) for v in load]}
+TPM_NOTE = (
+    "TPM is enforced by the simulator and the limiter but does not bind: the limiter reserves the "
+    "prompt estimate + max output tokens for each call in flight and reconciles it to the usage the "
+    "simulator reports once answered, while CAP-3's TPM term assumes the whole reservation; with TPM "
+    "binding, achieved/CAP-3 could exceed 1 and would not be a utilization."
+)
 
 
 def monitor() -> psycopg.Connection:
-    return psycopg.connect(lib.admin_dsn(lib.DATABASE), autocommit=True)
+    return psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
 
 
 def new_services(phase: str, **env: str) -> lib.Services:
     log_dir = LOG_DIR / phase
     log_dir.mkdir(parents=True, exist_ok=True)
-    return lib.Services(log_dir=log_dir, media_root=MEDIA_ROOT, env_overrides=env)
+    return lib.Services(lib.SANDBOX, log_dir=log_dir, media_root=MEDIA_ROOT, **env)
 
 
 def wait_db_seconds(conn: psycopg.Connection, until_epoch: float, services: lib.Services) -> None:
@@ -154,16 +112,17 @@ def wait_db_seconds(conn: psycopg.Connection, until_epoch: float, services: lib.
 
 # --- (a) quota utilization -----------------------------------------------------------------------
 
+
 def reservation_per_call() -> int:
     """What the limiter reserves for one call of the benchmark's document: the same functions
     the worker uses (extraction.capacity.tokens.reservation on the stored text)."""
     from django.conf import settings
 
-    from extraction.intake.text import extract_document_text
     from extraction.capacity.tokens import reservation
+    from extraction.intake.text import extract_document_text
 
     pool = settings.PROVIDER_POOLS["default"]
-    text = extract_document_text(lib.SAMPLE_INVOICE.encode(), "text/plain").full_text
+    text = extract_document_text(harness.SAMPLE_INVOICE.encode(), "text/plain").full_text
     return reservation(text, model=pool["model"], max_output_tokens=int(pool["max_output_tokens"]))
 
 
@@ -172,22 +131,33 @@ def quota_run(label: str, *, admission: str, threads: int, profile: Profile, res
     from extraction.capacity.plan import attempt_capacity
 
     scenario = QUOTA
-    lib.reset_phase()
-    pool_env = {"POOL_REQUESTS_PER_MINUTE": str(scenario.rpm), "POOL_TOKENS_PER_MINUTE": str(scenario.tpm),
-                "POOL_MAX_IN_FLIGHT": str(scenario.max_concurrency), "POOL_RESERVED_TOKENS": str(reserved)}
+    lib.SANDBOX.reset()
+    pool_env = {
+        "POOL_REQUESTS_PER_MINUTE": str(scenario.rpm),
+        "POOL_TOKENS_PER_MINUTE": str(scenario.tpm),
+        "POOL_MAX_IN_FLIGHT": str(scenario.max_concurrency),
+        "POOL_RESERVED_TOKENS": str(reserved),
+    }
     services = new_services(f"a-{label}", **pool_env)
     measured_seconds = profile.windows_a * WINDOW_SECONDS
     try:
-        services.start_simulator({"rpm": scenario.rpm, "tpm": scenario.tpm, "max_concurrency": scenario.max_concurrency,
-                                  "latency_mean_seconds": scenario.latency_mean_seconds,
-                                  "latency_p95_seconds": scenario.latency_p95_seconds, "seed": 4})
+        services.start_simulator(
+            {
+                "rpm": scenario.rpm,
+                "tpm": scenario.tpm,
+                "max_concurrency": scenario.max_concurrency,
+                "latency_mean_seconds": scenario.latency_mean_seconds,
+                "latency_p95_seconds": scenario.latency_p95_seconds,
+                "seed": 4,
+            }
+        )
         names = [f"{label}-llm-{n}" for n in range(scenario.processes)]
         for name in names:
             services.llm_worker(name, slots=threads, admission=admission)
         services.scheduler()
         services.wait_until_ready(names)
-        bench = lib.make_tenant(f"quota-{label}")
-        load = lib.LoadMeter()
+        bench = harness.make_tenant(f"benchcap-quota-{label}")
+        load = harness.LoadMeter()
         # The backlog appears at once, after every worker is consuming: the first window is
         # not spent waiting for a process to start.
         lib.insert_ready_jobs(bench, scenario.backlog)
@@ -212,12 +182,20 @@ def quota_run(label: str, *, admission: str, threads: int, profile: Profile, res
 
     achieved = (window.calls - window.rate_limited) / measured_seconds
     latency = window.mean_latency_seconds or scenario.latency_mean_seconds
-    capacity = attempt_capacity(requests_per_minute=scenario.rpm, tokens_per_minute=scenario.tpm,
-                                reserved_tokens=reserved, concurrency=scenario.max_concurrency,
-                                mean_latency_seconds=latency)
-    configured = attempt_capacity(requests_per_minute=scenario.rpm, tokens_per_minute=scenario.tpm,
-                                  reserved_tokens=reserved, concurrency=scenario.max_concurrency,
-                                  mean_latency_seconds=scenario.latency_mean_seconds)
+    capacity = attempt_capacity(
+        requests_per_minute=scenario.rpm,
+        tokens_per_minute=scenario.tpm,
+        reserved_tokens=reserved,
+        concurrency=scenario.max_concurrency,
+        mean_latency_seconds=latency,
+    )
+    configured = attempt_capacity(
+        requests_per_minute=scenario.rpm,
+        tokens_per_minute=scenario.tpm,
+        reserved_tokens=reserved,
+        concurrency=scenario.max_concurrency,
+        mean_latency_seconds=scenario.latency_mean_seconds,
+    )
     return {
         "label": label,
         "admission": admission,
@@ -237,8 +215,12 @@ def quota_run(label: str, *, admission: str, threads: int, profile: Profile, res
         "limiter_denials": window.deferred,
         # RPM binds: how promptly each request slot freed by the window was spent again.
         "request_slot_reuse_lag_seconds": reuse_lag,
-        "simulator": {"calls": simulator["calls"], "outcomes": simulator["outcomes"],
-                      "peak_concurrency": simulator["concurrency"]["peak"], "tokens": simulator["tokens"]},
+        "simulator": {
+            "calls": simulator["calls"],
+            "outcomes": simulator["outcomes"],
+            "peak_concurrency": simulator["concurrency"]["peak"],
+            "tokens": simulator["tokens"],
+        },
         "calls_per_5_seconds": timeline,
         "backlog_states_at_end": progress,
         "machine": asdict(machine_load),
@@ -249,43 +231,61 @@ def quota_run(label: str, *, admission: str, threads: int, profile: Profile, res
 def bench_quota(profile: Profile, naive_share: str) -> dict[str, Any]:
     scenario = QUOTA
     reserved = reservation_per_call()
-    naive_threads = (scenario.max_concurrency // scenario.processes if naive_share == "divided"
-                     else scenario.max_concurrency)
+    naive_threads = (
+        scenario.max_concurrency // scenario.processes if naive_share == "divided" else scenario.max_concurrency
+    )
     print(f"(a) quota utilization: {profile.windows_a} x {WINDOW_SECONDS:.0f} s per run", flush=True)
-    shared = quota_run("shared", admission="shared", threads=scenario.threads_per_process, profile=profile,
-                       reserved=reserved)
+    shared = quota_run(
+        "shared", admission="shared", threads=scenario.threads_per_process, profile=profile, reserved=reserved
+    )
     naive = quota_run("naive", admission="naive", threads=naive_threads, profile=profile, reserved=reserved)
     lag = shared["request_slot_reuse_lag_seconds"]
-    met = (shared["utilization"] >= TARGETS.utilization
-           and (lag is None or lag["steady_state_utilization"] >= TARGETS.utilization)
-           and (shared["rate_limited_share"] or 0.0) <= TARGETS.rate_limited_share)
-    return {"scenario": asdict(scenario), "reservation_tokens_per_call": reserved, "naive_share": naive_share,
-            "tpm_note": TPM_NOTE, "shared_limiter": shared, "naive_baseline": naive,
-            "target": {"utilization_at_least": TARGETS.utilization,
-                       "rate_limited_share_at_most": TARGETS.rate_limited_share, "met": met}}
+    met = (
+        shared["utilization"] >= TARGETS.utilization
+        and (lag is None or lag["steady_state_utilization"] >= TARGETS.utilization)
+        and (shared["rate_limited_share"] or 0.0) <= TARGETS.rate_limited_share
+    )
+    return {
+        "scenario": asdict(scenario),
+        "reservation_tokens_per_call": reserved,
+        "naive_share": naive_share,
+        "tpm_note": TPM_NOTE,
+        "shared_limiter": shared,
+        "naive_baseline": naive,
+        "target": {
+            "utilization_at_least": TARGETS.utilization,
+            "rate_limited_share_at_most": TARGETS.rate_limited_share,
+            "met": met,
+        },
+    }
 
 
 # --- (b) fairness ---------------------------------------------------------------------------------
 
+
 def fairness_run(claim: str, profile: Profile) -> dict[str, Any]:
     scenario = FAIRNESS
-    lib.reset_phase()
+    lib.SANDBOX.reset()
     # The pool and the tenants' caps stay out of the way: what differs is the claim order.
-    services = new_services(f"b-{claim}", POOL_MAX_IN_FLIGHT=str(2 * scenario.processes * scenario.threads_per_process),
-                            POOL_REQUESTS_PER_MINUTE="100000000", POOL_TOKENS_PER_MINUTE="1000000000000")
+    services = new_services(
+        f"b-{claim}",
+        POOL_MAX_IN_FLIGHT=str(2 * scenario.processes * scenario.threads_per_process),
+        POOL_REQUESTS_PER_MINUTE="100000000",
+        POOL_TOKENS_PER_MINUTE="1000000000000",
+    )
     slots = scenario.processes * scenario.threads_per_process
     try:
         services.start_simulator({"latency_mean_seconds": scenario.latency_seconds})
         services.relay()
-        services.ingress_worker()
+        services.celery("ingress", "ingress", concurrency=2, pool_max_size=2)
         names = [f"{claim}-llm-{n}" for n in range(scenario.processes)]
         for name in names:
             services.llm_worker(name, slots=scenario.threads_per_process, claim=claim)
         services.scheduler()
         services.wait_until_ready(["ingress", *names])
-        tenant_a = lib.make_tenant(f"{claim}-a")
-        tenant_b = lib.make_tenant(f"{claim}-b")
-        load = lib.LoadMeter()
+        tenant_a = harness.make_tenant(f"benchcap-{claim}-a")
+        tenant_b = harness.make_tenant(f"benchcap-{claim}-b")
+        load = harness.LoadMeter()
         lib.insert_ready_jobs(tenant_a, scenario.backlog_a)
         with monitor() as conn:
             # B arrives into a system already busy with A: every slot holds one of A's jobs.
@@ -301,7 +301,7 @@ def fairness_run(claim: str, profile: Profile) -> dict[str, Any]:
                 delay = t0 + i * scenario.b_interval_seconds - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
-                b_jobs.append(lib.accept_one(tenant_b))
+                b_jobs.append(harness.accept_one(tenant_b))
             last_submitted = time.monotonic()
             while time.monotonic() - last_submitted < B_DRAIN_SECONDS:
                 if all(t.ended_at is not None for t in lib.job_timings(conn, b_jobs)):
@@ -311,11 +311,15 @@ def fairness_run(claim: str, profile: Profile) -> dict[str, Any]:
             ended_at = lib.db_now(conn)
             timings = lib.job_timings(conn, b_jobs)
             window = lib.ledger_window(conn, started_at, ended_at - started_at)
-            a_done = conn.execute("SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state = ANY(%s) "
-                                  "AND updated_at >= to_timestamp(%s)",
-                                  [tenant_a.tenant.pk, list(lib.TERMINAL_STATES), started_at]).fetchone()[0]
-            a_left = conn.execute("SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state <> ALL(%s)",
-                                  [tenant_a.tenant.pk, list(lib.TERMINAL_STATES)]).fetchone()[0]
+            a_done = conn.execute(
+                "SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state = ANY(%s) "
+                "AND updated_at >= to_timestamp(%s)",
+                [tenant_a.tenant.pk, list(harness.TERMINAL_STATES), started_at],
+            ).fetchone()[0]
+            a_left = conn.execute(
+                "SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state <> ALL(%s)",
+                [tenant_a.tenant.pk, list(harness.TERMINAL_STATES)],
+            ).fetchone()[0]
             machine_load = load.read()
     finally:
         services.stop_all()
@@ -324,15 +328,17 @@ def fairness_run(claim: str, profile: Profile) -> dict[str, Any]:
     # A job not finished counts with its age at the end: the p95 is then a lower bound.
     latencies = [(t.ended_at if t.ended_at is not None else ended_at) - t.accepted_at for t in timings]
     censored = len(timings) - len(done)
-    p95 = lib.percentile(latencies, 0.95)
-    p95_is_lower_bound = censored > 0 and p95 >= min((ended_at - t.accepted_at) for t in timings
-                                                     if t.ended_at is None)
+    p95 = harness.percentile(latencies, 0.95)
+    p95_is_lower_bound = censored > 0 and p95 >= min((ended_at - t.accepted_at) for t in timings if t.ended_at is None)
     latency = window.mean_latency_seconds or scenario.latency_seconds
     a_rate = a_done / (ended_at - started_at)
 
     def stage(values: list[float]) -> dict[str, float] | None:
-        return {"p50": round(lib.percentile(values, 0.5), 3), "p95": round(lib.percentile(values, 0.95), 3)} \
-            if values else None
+        return (
+            {"p50": round(harness.percentile(values, 0.5), 3), "p95": round(harness.percentile(values, 0.95), 3)}
+            if values
+            else None
+        )
 
     return {
         "claim": claim,
@@ -340,8 +346,11 @@ def fairness_run(claim: str, profile: Profile) -> dict[str, Any]:
         "b_jobs": len(timings),
         "b_terminal": len(done),
         "b_accept_to_terminal_seconds": {
-            "p50": round(lib.percentile(latencies, 0.5), 3), "p95": round(p95, 3),
-            "max": round(max(latencies), 3) if latencies else None, "p95_is_lower_bound": p95_is_lower_bound},
+            "p50": round(harness.percentile(latencies, 0.5), 3),
+            "p95": round(p95, 3),
+            "max": round(max(latencies), 3) if latencies else None,
+            "p95_is_lower_bound": p95_is_lower_bound,
+        },
         "b_stages_seconds": {
             "accept_to_ready": stage([t.ready_at - t.accepted_at for t in timings if t.ready_at]),
             "ready_to_claimed": stage([t.claimed_at - t.ready_at for t in done if t.ready_at and t.claimed_at]),
@@ -364,11 +373,16 @@ def bench_fairness(profile: Profile) -> dict[str, Any]:
     print(f"    fair: B p95 {fair['b_accept_to_terminal_seconds']['p95']} s", flush=True)
     fifo = fairness_run("fifo", profile)
     met = fair["b_terminal"] == fair["b_jobs"] and fair["p95_over_mean_latency"] <= TARGETS.fairness_p95_over_latency
-    return {"scenario": asdict(FAIRNESS), "fair_claim": fair, "fifo_claim": fifo,
-            "target": {"p95_over_mean_latency_at_most": TARGETS.fairness_p95_over_latency, "met": met}}
+    return {
+        "scenario": asdict(FAIRNESS),
+        "fair_claim": fair,
+        "fifo_claim": fifo,
+        "target": {"p95_over_mean_latency_at_most": TARGETS.fairness_p95_over_latency, "met": met},
+    }
 
 
 # --- (c) claim cost -------------------------------------------------------------------------------
+
 
 def proposed_fix(claim_sql: str) -> str | None:
     """PROPOSED_FIX: the deadline test moved out of the two per-tenant ``LIMIT`` branches onto
@@ -392,8 +406,7 @@ def _median_ms(values: list[float]) -> float:
 
 
 def _summary_ms(values: list[float]) -> dict[str, float]:
-    return {"median": _median_ms(values), "p90": round(lib.percentile(values, 0.9) * 1000, 3),
-            "n": len(values)}
+    return {"median": _median_ms(values), "p90": round(harness.percentile(values, 0.9) * 1000, 3), "n": len(values)}
 
 
 def measure_raw(schemas: tuple[str, str], rounds: int, sql: str | None) -> dict[str, Any]:
@@ -405,15 +418,18 @@ def measure_raw(schemas: tuple[str, str], rounds: int, sql: str | None) -> dict[
                 timer.time_one()
         times: dict[str, list[float]] = {schema: [] for schema in schemas}
         for round_ in range(rounds):
-            for schema in (schemas if round_ % 2 == 0 else schemas[::-1]):
+            for schema in schemas if round_ % 2 == 0 else schemas[::-1]:
                 times[schema] += [timers[schema].time_one() for _ in range(RAW_PER_ROUND)]
         explain = {schema: timer.explain() for schema, timer in timers.items()}
     finally:
         for timer in timers.values():
             timer.close()
     small, large = schemas
-    return {"ms": {schema: _summary_ms(values) for schema, values in times.items()}, "explain": explain,
-            "ratio": round(statistics.median(times[large]) / statistics.median(times[small]), 3)}
+    return {
+        "ms": {schema: _summary_ms(values) for schema, values in times.items()},
+        "explain": explain,
+        "ratio": round(statistics.median(times[large]) / statistics.median(times[small]), 3),
+    }
 
 
 def measure_claim_next_job(schemas: tuple[str, str], rounds: int) -> dict[str, Any]:
@@ -423,25 +439,29 @@ def measure_claim_next_job(schemas: tuple[str, str], rounds: int) -> dict[str, A
             timer.time_batch(CLAIMS_PER_ROUND)
         times: dict[str, list[float]] = {schema: [] for schema in schemas}
         for round_ in range(rounds):
-            for schema in (schemas if round_ % 2 == 0 else schemas[::-1]):
+            for schema in schemas if round_ % 2 == 0 else schemas[::-1]:
                 times[schema] += timers[schema].time_batch(CLAIMS_PER_ROUND)
     finally:
         for timer in timers.values():
             timer.close()
     small, large = schemas
-    return {"ms": {schema: _summary_ms(values) for schema, values in times.items()},
-            "ratio": round(statistics.median(times[large]) / statistics.median(times[small]), 3)}
+    return {
+        "ms": {schema: _summary_ms(values) for schema, values in times.items()},
+        "ratio": round(statistics.median(times[large]) / statistics.median(times[small]), 3),
+    }
 
 
 def bench_claim_cost(profile: Profile, rebuild: bool) -> dict[str, Any]:
-    from extraction.execution.lifecycle import _CLAIM_SQL
+    from extraction.execution.lifecycle import CLAIM_STATEMENTS
 
     small_rows, large_rows = profile.history_c
     schemas = ("capbench_10k", "capbench_1m")
     print(f"(c) claim cost: {small_rows:,} vs {large_rows:,} rows", flush=True)
-    load = lib.LoadMeter()
-    tables = [lib.prepare_claim_schema(schemas[0], small_rows, rebuild=rebuild),
-              lib.prepare_claim_schema(schemas[1], large_rows, rebuild=rebuild)]
+    load = harness.LoadMeter()
+    tables = [
+        lib.prepare_claim_schema(schemas[0], small_rows, rebuild=rebuild),
+        lib.prepare_claim_schema(schemas[1], large_rows, rebuild=rebuild),
+    ]
     print(f"    tables ready ({', '.join(str(t['prepare_seconds']) + ' s' for t in tables)})", flush=True)
     raw = measure_raw(schemas, profile.rounds_c, sql=None)
     # The worker's call commits and consumes runnable rows: measured after the rolled-back
@@ -449,16 +469,23 @@ def bench_claim_cost(profile: Profile, rebuild: bool) -> dict[str, Any]:
     worker_call = measure_claim_next_job(schemas, profile.rounds_c)
     met = raw["ratio"] <= TARGETS.claim_cost_ratio and worker_call["ratio"] <= TARGETS.claim_cost_ratio
     what_if = None
-    variant = proposed_fix(_CLAIM_SQL)
+    variant = proposed_fix(CLAIM_STATEMENTS["fair"])
     if not met and variant is not None:
         what_if = measure_raw(schemas, max(5, profile.rounds_c // 2), sql=variant)
         what_if["sql"] = variant
-    return {"tables": tables, "schemas": list(schemas), "raw_claim_sql": raw, "claim_next_job": worker_call,
-            "proposed_fix_raw_claim_sql": what_if, "machine": asdict(load.read()),
-            "target": {"ratio_at_most": TARGETS.claim_cost_ratio, "met": met}}
+    return {
+        "tables": tables,
+        "schemas": list(schemas),
+        "raw_claim_sql": raw,
+        "claim_next_job": worker_call,
+        "proposed_fix_raw_claim_sql": what_if,
+        "machine": asdict(load.read()),
+        "target": {"ratio_at_most": TARGETS.claim_cost_ratio, "met": met},
+    }
 
 
 # --- report ---------------------------------------------------------------------------------------
+
 
 def _verdict(met: bool) -> str:
     return "MET" if met else "MISSED"
@@ -472,74 +499,107 @@ def _print_errors(*runs: dict[str, Any]) -> None:
 
 def print_report(results: dict[str, Any]) -> None:
     print()
-    print(f"capacity benchmark ({results['profile']}) — {results['machine']['cores']} cores, "
-          f"load {results['machine']['loadavg_at_start'][0]} at start")
+    print(
+        f"capacity benchmark ({results['profile']}) — {results['machine']['cores']} cores, "
+        f"load {results['machine']['loadavg_at_start'][0]} at start"
+    )
     if "quota" in results:
         q = results["quota"]
         s = q["scenario"]
-        print(f"\n(a) quota utilization — simulator: RPM {s['rpm']:,}, TPM {s['tpm']:,}, {s['max_concurrency']} "
-              f"concurrent, latency mean {s['latency_mean_seconds']} s / p95 {s['latency_p95_seconds']} s; "
-              f"{s['processes']} worker processes; reservation {q['reservation_tokens_per_call']:,} tokens/call")
-        print(f"  {'':<28}{'attempts/s':>11}{'CAP-3/s':>9}{'binding':>13}{'utilization':>13}{'429s':>8}"
-              f"{'429 share':>11}{'peak conc.':>12}{'busy cores':>12}")
+        print(
+            f"\n(a) quota utilization — simulator: RPM {s['rpm']:,}, TPM {s['tpm']:,}, {s['max_concurrency']} "
+            f"concurrent, latency mean {s['latency_mean_seconds']} s / p95 {s['latency_p95_seconds']} s; "
+            f"{s['processes']} worker processes; reservation {q['reservation_tokens_per_call']:,} tokens/call"
+        )
+        print(
+            f"  {'':<28}{'attempts/s':>11}{'CAP-3/s':>9}{'binding':>13}{'utilization':>13}{'429s':>8}"
+            f"{'429 share':>11}{'peak conc.':>12}{'busy cores':>12}"
+        )
         for key, title in (("shared_limiter", "shared limiter"), ("naive_baseline", "naive per-process")):
             r = q[key]
             name = f"{title} ({r['processes']}x{r['threads_per_process']})"
-            print(f"  {name:<28}{r['achieved_attempts_per_s']:>11.2f}{r['cap3']['per_second']:>9.2f}"
-                  f"{r['cap3']['binding']:>13}{r['utilization']:>13.3f}{r['rate_limited']:>8}"
-                  f"{(r['rate_limited_share'] or 0) * 100:>10.2f}%{r['simulator']['peak_concurrency']:>12}"
-                  f"{r['machine']['busy_cores']:>12}")
+            print(
+                f"  {name:<28}{r['achieved_attempts_per_s']:>11.2f}{r['cap3']['per_second']:>9.2f}"
+                f"{r['cap3']['binding']:>13}{r['utilization']:>13.3f}{r['rate_limited']:>8}"
+                f"{(r['rate_limited_share'] or 0) * 100:>10.2f}%{r['simulator']['peak_concurrency']:>12}"
+                f"{r['machine']['busy_cores']:>12}"
+            )
         shared = q["shared_limiter"]
-        print(f"  limiter denials (no call made): {shared['limiter_denials'] or 'none'}; mean latency measured "
-              f"{shared['mean_latency_seconds_measured']} s")
+        print(
+            f"  limiter denials (no call made): {shared['limiter_denials'] or 'none'}; mean latency measured "
+            f"{shared['mean_latency_seconds_measured']} s"
+        )
         lag = shared["request_slot_reuse_lag_seconds"]
         if lag:
-            print(f"  expired request slots spent again after {lag['mean']} s on average (p95 {lag['p95']} s): "
-                  f"steady-state utilization {lag['steady_state_utilization']:.3f}")
+            print(
+                f"  expired request slots spent again after {lag['mean']} s on average (p95 {lag['p95']} s): "
+                f"steady-state utilization {lag['steady_state_utilization']:.3f}"
+            )
         else:
             print("  one window only: the re-use of expired request slots is not measured (run without --quick)")
         _print_errors(q["shared_limiter"], q["naive_baseline"])
-        print(f"  target: utilization >= {TARGETS.utilization} with <= {TARGETS.rate_limited_share * 100:.1f} % "
-              f"429s -> {_verdict(q['target']['met'])}")
+        print(
+            f"  target: utilization >= {TARGETS.utilization} with <= {TARGETS.rate_limited_share * 100:.1f} % "
+            f"429s -> {_verdict(q['target']['met'])}"
+        )
     if "fairness" in results:
         f = results["fairness"]
-        print(f"\n(b) fairness — A: {f['scenario']['backlog_a']:,} READY jobs; B: one job every "
-              f"{f['scenario']['b_interval_seconds']} s through acceptance; simulator latency "
-              f"{f['scenario']['latency_seconds']} s")
-        print(f"  {'claim':<8}{'B done':>8}{'B p50 s':>9}{'B p95 s':>10}{'mean latency s':>16}{'p95/latency':>13}"
-              f"{'A jobs/s':>10}{'busy cores':>12}")
+        print(
+            f"\n(b) fairness — A: {f['scenario']['backlog_a']:,} READY jobs; B: one job every "
+            f"{f['scenario']['b_interval_seconds']} s through acceptance; simulator latency "
+            f"{f['scenario']['latency_seconds']} s"
+        )
+        print(
+            f"  {'claim':<8}{'B done':>8}{'B p50 s':>9}{'B p95 s':>10}{'mean latency s':>16}{'p95/latency':>13}"
+            f"{'A jobs/s':>10}{'busy cores':>12}"
+        )
         for key in ("fair_claim", "fifo_claim"):
             r = f[key]
             b = r["b_accept_to_terminal_seconds"]
             bound = ">" if b["p95_is_lower_bound"] else ""
-            print(f"  {r['claim']:<8}{r['b_terminal']:>4}/{r['b_jobs']:<3}{b['p50']:>9.2f}{bound + format(b['p95'], '.2f'):>10}"
-                  f"{r['mean_model_latency_seconds_measured']:>16.3f}{bound + format(r['p95_over_mean_latency'], '.2f'):>13}"
-                  f"{r['a_completed_per_s']:>10.1f}{r['machine']['busy_cores']:>12}")
+            print(
+                f"  {r['claim']:<8}{r['b_terminal']:>4}/{r['b_jobs']:<3}{b['p50']:>9.2f}{bound + format(b['p95'], '.2f'):>10}"
+                f"{r['mean_model_latency_seconds_measured']:>16.3f}{bound + format(r['p95_over_mean_latency'], '.2f'):>13}"
+                f"{r['a_completed_per_s']:>10.1f}{r['machine']['busy_cores']:>12}"
+            )
         fifo = f["fifo_claim"]
         if fifo["b_projected_wait_seconds"] is not None:
-            print(f"  FIFO: B waits behind A's backlog ({fifo['a_jobs_left_at_end']:,} jobs left at the end, "
-                  f"~{fifo['b_projected_wait_seconds']:,.0f} s at A's rate)")
+            print(
+                f"  FIFO: B waits behind A's backlog ({fifo['a_jobs_left_at_end']:,} jobs left at the end, "
+                f"~{fifo['b_projected_wait_seconds']:,.0f} s at A's rate)"
+            )
         print(f"  fair B stages (p95 s): {f['fair_claim']['b_stages_seconds']}")
         _print_errors(f["fair_claim"], f["fifo_claim"])
-        print(f"  target: B p95 <= {TARGETS.fairness_p95_over_latency} x mean model latency -> "
-              f"{_verdict(f['target']['met'])}")
+        print(
+            f"  target: B p95 <= {TARGETS.fairness_p95_over_latency} x mean model latency -> "
+            f"{_verdict(f['target']['met'])}"
+        )
     if "claim_cost" in results:
         c = results["claim_cost"]
         small, large = c["schemas"]
-        print(f"\n(c) claim cost — {c['tables'][0]['jobs']:,} vs {c['tables'][1]['jobs']:,} rows, same live work "
-              f"({lib.RUNNABLE_JOBS:,} runnable of {lib.BACKLOG_TENANTS} tenants, {lib.RUNNING_JOBS} running)")
+        print(
+            f"\n(c) claim cost — {c['tables'][0]['jobs']:,} vs {c['tables'][1]['jobs']:,} rows, same live work "
+            f"({lib.RUNNABLE_JOBS:,} runnable of {lib.BACKLOG_TENANTS} tenants, {lib.RUNNING_JOBS} running)"
+        )
         print(f"  {'':<34}{'10k median ms':>14}{'1M median ms':>14}{'ratio':>8}{'buffers 10k/1M':>17}")
-        rows = [("raw _CLAIM_SQL (rolled back)", c["raw_claim_sql"]), ("claim_next_job (committed)", c["claim_next_job"])]
+        rows = [
+            ("raw claim_fair (rolled back)", c["raw_claim_sql"]),
+            ("claim_next_job (committed)", c["claim_next_job"]),
+        ]
         if c["proposed_fix_raw_claim_sql"]:
             rows.append(("proposed fix, raw (rolled back)", c["proposed_fix_raw_claim_sql"]))
         for title, r in rows:
             buffers = ""
             if "explain" in r:
                 e = r["explain"]
-                buffers = f"{e[small]['shared_blocks_hit'] + e[small]['shared_blocks_read']}/" \
-                          f"{e[large]['shared_blocks_hit'] + e[large]['shared_blocks_read']}"
-            print(f"  {title:<34}{r['ms'][small]['median']:>14.3f}{r['ms'][large]['median']:>14.3f}"
-                  f"{r['ratio']:>8.2f}{buffers:>17}")
+                buffers = (
+                    f"{e[small]['shared_blocks_hit'] + e[small]['shared_blocks_read']}/"
+                    f"{e[large]['shared_blocks_hit'] + e[large]['shared_blocks_read']}"
+                )
+            print(
+                f"  {title:<34}{r['ms'][small]['median']:>14.3f}{r['ms'][large]['median']:>14.3f}"
+                f"{r['ratio']:>8.2f}{buffers:>17}"
+            )
         print(f"  target: <= {TARGETS.claim_cost_ratio}x apart -> {_verdict(c['target']['met'])}")
 
 
@@ -547,11 +607,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter phases (a smoke run, ~4 minutes)")
     parser.add_argument("--only", choices=("a", "b", "c"), action="append", help="run only these parts")
-    parser.add_argument("--naive-share", choices=("divided", "full"), default="divided",
-                        help="(a) baseline threads per process: pool limit / processes, or the pool limit")
-    parser.add_argument("--rebuild-claim-tables", action="store_true",
-                        help="(c) rebuild the 1,000,000-row history even if an identical one exists")
-    parser.add_argument("--output", type=Path, default=RESULTS_DIR / "capacity.json")
+    parser.add_argument(
+        "--naive-share",
+        choices=("divided", "full"),
+        default="divided",
+        help="(a) baseline threads per process: pool limit / processes, or the pool limit",
+    )
+    parser.add_argument(
+        "--rebuild-claim-tables",
+        action="store_true",
+        help="(c) rebuild the 1,000,000-row history even if an identical one exists",
+    )
+    parser.add_argument(
+        "--output", type=Path, help="the JSON's path (default: bench/results/capacity_bench-<UTC time>.json)"
+    )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
     parts = set(args.only or ("a", "b", "c"))
@@ -560,13 +629,15 @@ def main() -> None:
     shutil.rmtree(LOG_DIR, ignore_errors=True)
     LOG_DIR.mkdir(parents=True)
     MEDIA_ROOT.mkdir(parents=True, exist_ok=True)
-    lib.ensure_database()
-    lib.ensure_vhost()
-    lib.configure_django(MEDIA_ROOT)
+    lib.SANDBOX.set_up(MEDIA_ROOT)
 
     started = time.monotonic()
-    results: dict[str, Any] = {"profile": profile.name, "machine": machine(), "targets": asdict(TARGETS),
-                               "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    results: dict[str, Any] = {
+        "profile": profile.name,
+        "machine": harness.machine(),
+        "targets": asdict(TARGETS),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     if "a" in parts:
         results["quota"] = bench_quota(profile, args.naive_share)
     if "b" in parts:
@@ -574,10 +645,8 @@ def main() -> None:
     if "c" in parts:
         results["claim_cost"] = bench_claim_cost(profile, args.rebuild_claim_tables)
     results["seconds"] = round(time.monotonic() - started, 1)
-    args.output.write_text(json.dumps(results, indent=2, default=str))
-    print_report(results)
-    print(f"\n{results['seconds']:.0f} s; results in {args.output.relative_to(PROJECT_ROOT)}, "
-          f"logs in {LOG_DIR.relative_to(PROJECT_ROOT)}/")
+    harness.publish_results("capacity_bench", lambda: print_report(results), results, json_path=args.output)
+    print(f"{results['seconds']:.0f} s; logs in {LOG_DIR.relative_to(PROJECT_ROOT)}/")
 
 
 if __name__ == "__main__":

@@ -1,88 +1,58 @@
-"""Machinery of the capacity benchmark (bench/capacity_bench.py).
+"""Machinery of the capacity benchmark (bench/capacity_bench.py); what every benchmark shares is
+in bench/harness.py.
 
-- The provider simulator (the project's server, the builtin extractor's answer memoized per
-  document: the model is not what is measured, and its CPU would be taken from the workers).
-- The Procfile's processes on the benchmark's own database (``benchcap``), RabbitMQ vhost
-  (``benchcap``) and Redis database (5): llm Celery workers, the scheduler, the relay and the
-  ingress worker. An llm worker may be started through :func:`run_celery_worker`, which
-  changes ONE thing in its own process before Celery starts: the claim statement (FIFO
-  instead of the fair claim) or the admission (the naive baseline: no shared limiter). The
-  project's code is never edited; the rest of the worker runs as deployed.
+- The Procfile's processes in the benchmark's own :data:`SANDBOX` (database and RabbitMQ vhost
+  ``benchcap``, Redis database 5): llm Celery workers, the scheduler, the relay and the ingress
+  worker. An llm worker is started through :func:`run_celery_worker`, which sets ONE thing in
+  its own process before Celery starts: the claim strategy or the admission (the naive
+  baseline: no shared limiter). The project's code is never edited; the rest of the worker
+  runs as deployed.
 - Set-up and reads of PostgreSQL: bulk-inserted READY backlogs, the attempt ledger, job
   timings (database clock), and the claim-cost schemas of (c).
 
-Django is imported lazily, after :func:`configure_django` has pointed it at ``benchcap``.
+Run as a script by the llm workers (``celery``, below), so the project root goes on the path.
 """
+
 from __future__ import annotations
 
-import io
-import json
 import os
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
 import uuid
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
+sys.path.insert(0, str(PROJECT_ROOT))
 
-DATABASE = "benchcap"
-VHOST = "benchcap"
-BROKER_URL = f"amqp://guest:guest@127.0.0.1:5672/{VHOST}"
-REDIS_URL = "redis://127.0.0.1:6379/5"
-# libpq's PGAPPNAME marks every connection of a benchmark process in pg_stat_activity.
-APP_PREFIX = "benchcap-"
-TERMINAL_STATES = ("SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED")
+import psycopg  # noqa: E402
+
+from bench import harness  # noqa: E402
+
+SANDBOX = harness.Sandbox(database="benchcap", vhost="benchcap", redis_db=5, app_prefix="benchcap-")
 # Attempts that never reached the provider: a capacity hand-back, a shutdown before the call.
 UNSENT_OUTCOMES = ("capacity_deferred", "shutdown")
 # Attempts the provider answered: their latency is the model's (capacity_plan._ANSWERED).
 ANSWERED_OUTCOMES = ("succeeded", "review_required", "invalid_output", "stale_completion")
 
-SAMPLE_INVOICE = (
-    "ACME Supplies GmbH\nVAT ID: DE123456789\nIBAN: DE89 3704 0044 0532 0130 00\n"
-    "Invoice number: INV-2026-001\nInvoice date: 2026-11-02\nDue date: 2026-12-02\nCurrency: EUR\n"
-    "Widget 2 x 50.00 = 100.00\nNet total: 100.00 EUR\nVAT 19%: 19.00 EUR\nTotal: 119.00 EUR\n"
-)
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
-
-def admin_dsn(dbname: str = "postgres", app: str = "monitor") -> str:
-    return f"host=127.0.0.1 port=5432 user=postgres dbname={dbname} application_name={APP_PREFIX}{app}"
-
-
+# fmt: off
 # --- what an llm worker process may be pointed at ------------------------------------------------
 
-# Plain FIFO: the oldest runnable job first, whoever it belongs to. Only the choice differs
-# from extraction.execution.lifecycle._CLAIM_SQL: the take (and its RETURNING list) is the worker's own,
-# so claim_next_job runs it unchanged and writes the same event and attempt rows.
-FIFO_NEXT = """
-WITH next AS (
-    SELECT j.id, j.state AS prior_state
-      FROM extraction_jobs j
-     WHERE j.state IN ('READY', 'RETRY_SCHEDULED') AND j.available_at <= now() AND j.deadline_at > now()
-       AND j.model_policy = ANY(%(policies)s)
-     ORDER BY j.available_at, j.id
-     FOR UPDATE SKIP LOCKED
-     LIMIT 1
-)
-"""
+def use_claim_strategy(claim: str) -> None:
+    """Point this process's claim_next_job at the ``fair`` or ``fifo`` claim statement
+    (extraction.execution.lifecycle.CLAIM_STATEMENTS) through the CLAIM_STRATEGY setting: set
+    before Django reads its settings, and checked after."""
+    os.environ["CLAIM_STRATEGY"] = claim
 
 
-def use_fifo_claim() -> None:
-    """Point this process's claim_next_job at the FIFO choice (it reads the module global at
-    every call). "More eligible" is unknown here, so a slot keeps claiming, as after the
-    worker's own FIFO fallback."""
-    from extraction.execution import lifecycle
+def check_claim_strategy(claim: str) -> None:
+    from django.conf import settings
 
-    lifecycle._CLAIM_SQL = FIFO_NEXT + lifecycle._TAKE.format(more="true")
+    if getattr(settings, "CLAIM_STRATEGY", "fair") != claim:
+        raise SystemExit(f"CLAIM_STRATEGY={claim} was not taken up: config/settings.py must read it from the environment")
 
 
 def use_naive_admission() -> None:
@@ -115,318 +85,52 @@ def run_celery_worker(*, claim: str, admission: str, celery_argv: list[str]) -> 
     sys.path.insert(0, str(PROJECT_ROOT))
     import django
 
+    use_claim_strategy(claim)
     django.setup()
-    if claim == "fifo":
-        use_fifo_claim()
+    check_claim_strategy(claim)
     if admission == "naive":
         use_naive_admission()
     from celery.bin.celery import main
 
     sys.argv = ["celery", *celery_argv]
     main()
-
-
-def run_memoized_simulator(config: dict[str, Any]) -> None:
-    """``python bench/capacity_lib.py simulator --config JSON``: the project's simulator server
-    with the builtin extractor run once per distinct document."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(PROJECT_ROOT))
-    import django
-
-    django.setup()
-    from tests.simulator import (
-        SimulatorConfig,
-        builtin_extractor,
-        run_simulator,
-    )
-
-    extract = builtin_extractor()
-    answers: dict[tuple[str, ...], dict] = {}
-
-    def memoized(document) -> dict:
-        key = tuple(document.pages)
-        if key not in answers:
-            answers[key] = extract(document)
-        return answers[key]
-
-    run_simulator(SimulatorConfig().updated(config), extractor=memoized,
-                  announce=lambda line: print(line, flush=True))
+# fmt: on
 
 
 # --- the processes -------------------------------------------------------------------------------
 
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+class Services(harness.Services):
+    """The processes of one phase in :data:`SANDBOX`; llm workers through :func:`run_celery_worker`."""
+
+    def llm_worker(
+        self, name: str, *, slots: int, claim: str = "fair", admission: str = "shared", pool_max_size: int = 4
+    ) -> None:
+        argv = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "celery",
+            "--claim",
+            claim,
+            "--admission",
+            admission,
+            "--",
+            *harness.celery_args(name, "llm", slots),
+        ]
+        self.start(name, argv, POSTGRES_POOL_MAX_SIZE=str(pool_max_size))
 
 
-@dataclass
-class Services:
-    """Subprocesses of one phase, sharing the benchmark's database, vhost and Redis database."""
-
-    log_dir: Path
-    media_root: Path
-    env_overrides: dict[str, str] = field(default_factory=dict)
-    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
-    simulator_url: str = ""
-
-    def base_env(self) -> dict[str, str]:
-        env = {
-            **os.environ,
-            "DJANGO_DEVELOPMENT": "1",
-            "POSTGRES_DB": DATABASE,
-            "BROKER_URL": BROKER_URL,
-            "REDIS_URL": REDIS_URL,
-            "MEDIA_ROOT": str(self.media_root),
-            "EXTRACTION_PROVIDER": "openai",
-            "OPENAI_BASE_URL": f"{self.simulator_url}/v1",
-            "OPENAI_API_KEY": "bench",
-            "LOG_LEVEL": "INFO",
-            **self.env_overrides,
-        }
-        env.pop("PYTHONPATH", None)
-        return env
-
-    def _start(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
-        env = {**self.base_env(), "PGAPPNAME": f"{APP_PREFIX}{name}", **extra_env}
-        with open(self.log_dir / f"{name}.log", "ab") as log:
-            proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-        self.procs[name] = proc
-        return proc
-
-    def start_simulator(self, config: dict[str, Any]) -> None:
-        argv = [sys.executable, str(Path(__file__).resolve()), "simulator", "--config", json.dumps(config)]
-        proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=self.base_env(), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        self.procs["simulator"] = proc
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                raise RuntimeError("simulator exited before listening")
-            if "listening on" in line:
-                self.simulator_url = line.strip().rsplit(" ", 1)[-1]
-                # Drain whatever else it prints so its pipe never fills.
-                threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-                return
-        raise RuntimeError("simulator not listening after 60 s")
-
-    def llm_worker(self, name: str, *, slots: int, claim: str = "fair", admission: str = "shared",
-                   pool_max_size: int = 4) -> None:
-        celery_argv = ["-A", "config", "worker", "-Q", "llm", "--pool", "threads", "--concurrency", str(slots),
-                       "-n", f"{name}-{os.getpid()}@%h", "--without-mingle", "--without-gossip",
-                       "--loglevel", "INFO"]
-        argv = [sys.executable, str(Path(__file__).resolve()), "celery", "--claim", claim, "--admission", admission,
-                "--", *celery_argv]
-        self._start(name, argv, POSTGRES_POOL_MAX_SIZE=str(pool_max_size))
-
-    def ingress_worker(self) -> None:
-        self._start("ingress", [str(VENV_BIN / "celery"), "-A", "config", "worker", "-Q", "ingress", "--pool",
-                                "threads", "--concurrency", "2", "-n", f"ingress-{os.getpid()}@%h",
-                                "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
-                    POSTGRES_POOL_MAX_SIZE="2")
-
-    def scheduler(self) -> None:
-        self._start("scheduler", [sys.executable, "manage.py", "run_scheduler"])
-
-    def relay(self) -> None:
-        self._start("relay", [sys.executable, "manage.py", "run_outbox_relay"])
-
-    def wait_until_ready(self, names: Iterable[str], timeout: float = 120) -> None:
-        """Celery prints "ready." once it consumes."""
-        deadline = time.monotonic() + timeout
-        pending = set(names)
-        while pending and time.monotonic() < deadline:
-            for name in list(pending):
-                if self.procs[name].poll() is not None:
-                    raise RuntimeError(f"{name} exited: see {self.log_dir / (name + '.log')}")
-                if "ready." in (self.log_dir / f"{name}.log").read_text(errors="replace"):
-                    pending.discard(name)
-            time.sleep(0.2)
-        if pending:
-            raise RuntimeError(f"not ready after {timeout} s: {sorted(pending)} (logs in {self.log_dir})")
-
-    def check_alive(self) -> None:
-        from tests.system import raise_if_any_exited
-
-        raise_if_any_exited(self.procs, self.log_dir)
-
-    def stop_all(self) -> None:
-        """SIGTERM everything (Celery finishes the attempts in hand), SIGKILL what lingers."""
-        from tests.system import stop_process_groups
-
-        stop_process_groups(self.procs, grace_seconds=20)
-
-    def logged_errors(self) -> dict[str, int]:
-        """ERROR lines per process log: a phase whose attempts crash measures a bug, not capacity."""
-        counts = {}
-        for path in sorted(self.log_dir.glob("*.log")):
-            n = sum(1 for line in path.read_text(errors="replace").splitlines() if '"level": "ERROR"' in line)
-            if n:
-                counts[path.stem] = n
-        return counts
-
-    # -- the simulator's HTTP control ---------------------------------------------------------
-    def simulator_stats(self) -> dict[str, Any]:
-        with _DIRECT.open(f"{self.simulator_url}/_stats", timeout=10) as response:
-            stats = json.load(response)
-        stats.pop("calls_by_job", None)  # one entry per job: not worth keeping
-        stats.pop("recent_requests", None)
-        return stats
-
-
-# --- /proc: how busy the machine was -------------------------------------------------------------
-
-def machine_busy_seconds() -> float:
-    """CPU seconds all cores spent busy since boot (everything but idle and iowait)."""
-    with open("/proc/stat") as handle:
-        values = [int(v) for v in handle.readline().split()[1:]]
-    return (sum(values[:8]) - values[3] - values[4]) / CLOCK_TICKS
-
-
-@dataclass(frozen=True)
-class MachineLoad:
-    """Cores busy during a phase (of ``os.cpu_count()``) and the load average at its end:
-    on a shared machine every figure is read next to these."""
-
-    busy_cores: float
-    cores: int
-    loadavg_1m: float
-
-
-class LoadMeter:
-    def __init__(self) -> None:
-        self._busy = machine_busy_seconds()
-        self._at = time.monotonic()
-
-    def read(self) -> MachineLoad:
-        seconds = max(1e-6, time.monotonic() - self._at)
-        with open("/proc/loadavg") as handle:
-            loadavg = float(handle.read().split()[0])
-        return MachineLoad(round((machine_busy_seconds() - self._busy) / seconds, 2), os.cpu_count() or 1, loadavg)
-
-
-# --- database, broker and Redis set-up -----------------------------------------------------------
-
-def ensure_vhost() -> None:
-    subprocess.run(["rabbitmqctl", "add_vhost", VHOST], capture_output=True, check=False)
-    subprocess.run(["rabbitmqctl", "set_permissions", "-p", VHOST, "guest", ".*", ".*", ".*"],
-                   capture_output=True, check=True)
-
-
-def ensure_database() -> None:
-    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{DATABASE}"')
-    subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], cwd=PROJECT_ROOT, check=True,
-                   env={**os.environ, "DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": DATABASE})
-
-
-def configure_django(media_root: Path, **env: str) -> None:
-    os.environ.update({"DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": DATABASE, "BROKER_URL": BROKER_URL,
-                       "REDIS_URL": REDIS_URL, "MEDIA_ROOT": str(media_root),
-                       "DJANGO_SETTINGS_MODULE": "config.settings", "PGAPPNAME": f"{APP_PREFIX}bench", **env})
-    sys.path.insert(0, str(PROJECT_ROOT))
-    import django
-
-    django.setup()
-
-
-def purge_queues(*, wait_seconds: float = 120.0) -> None:
-    """Empty our vhost's queues (wake-ups left by an earlier phase would be hints for jobs that
-    are gone). Waits for the broker: on a shared machine other suites restart it."""
-    import amqp.exceptions
-    from kombu import Connection
-    from kombu.exceptions import OperationalError
-
-    from config.topology import ALL_QUEUES, declare_topology
-
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            with Connection(BROKER_URL, connect_timeout=5) as conn:
-                declare_topology(conn)
-                for queue in ALL_QUEUES:
-                    queue(conn.default_channel).purge()
-            return
-        except (OperationalError, OSError, amqp.exceptions.AMQPError) as exc:
-            if time.monotonic() > deadline:
-                raise
-            print(f"    waiting for RabbitMQ at 127.0.0.1:5672 ({exc!r:.80}) ...", flush=True)
-            time.sleep(2)
-            ensure_vhost()  # a broker reset by another suite forgets our vhost
-
-
-def reset_capacity_limiter(*, wait_seconds: float = 120.0) -> None:
-    """No permits, windows or cooldowns left from an earlier phase (our own Redis database).
-    Waits for Redis first: on a shared machine other suites stop and restart it."""
-    import redis
-
-    client = redis.Redis.from_url(REDIS_URL)
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                raise
-            print("    waiting for Redis at 127.0.0.1:6379 ...", flush=True)
-            time.sleep(2)
-    keys = list(client.scan_iter("cap:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
-
-
-JOB_TABLES = ("review_decisions", "extraction_results", "extraction_attempts", "execution_inbox",
-              "quarantined_messages", "job_events", "outbox_events", "document_texts", "extraction_jobs")
-
-
-def reset_job_tables() -> None:
-    """Every phase starts from empty job tables and zero pending usage; admin-edited pool rows
-    are removed so the limits come from the environment this script sets."""
-    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
-        conn.execute(f"TRUNCATE {', '.join(JOB_TABLES)} CASCADE")
-        conn.execute("UPDATE accounts_tenantusage SET pending_jobs = 0, pending_bytes = 0, reserved_tokens = 0")
-        conn.execute("DELETE FROM provider_pools")
-        conn.execute(f"VACUUM ANALYZE {', '.join(JOB_TABLES)}")
-
-
-def reset_phase() -> None:
-    reset_job_tables()
-    reset_capacity_limiter()
-    purge_queues()
-
-
-@dataclass(frozen=True)
-class BenchTenant:
-    tenant: Any
-    document: Any
-
-
-def make_tenant(label: str, *, max_in_flight: int = 100_000) -> BenchTenant:
-    """A tenant with one stored text invoice. Its in-flight cap is out of reach unless given:
-    the phases measure the pool's limits and the claim order, not the tenant cap."""
-    from accounts.models import Tenant, create_tenant
-    from extraction.intake.documents import store_document
-
-    tenant = create_tenant(slug=f"benchcap-{label}-{uuid.uuid4().hex[:6]}")
-    Tenant.objects.filter(pk=tenant.pk).update(max_in_flight=max_in_flight)
-    tenant.refresh_from_db()
-    document, _ = store_document(tenant=tenant, upload=io.BytesIO(SAMPLE_INVOICE.encode()), filename="invoice.txt")
-    return BenchTenant(tenant=tenant, document=document)
-
+# --- READY backlogs ------------------------------------------------------------------------------
 
 # The default policy's token reservation (settings.MODEL_POLICIES), which acceptance charges to
 # the tenant and every job's end gives back.
 ESTIMATED_TOKENS = 6000
 
 
-def insert_ready_jobs(bench: BenchTenant, count: int, *, waited_seconds: float = 60.0) -> None:
+def insert_ready_jobs(bench: harness.BenchTenant, count: int, *, waited_seconds: float = 60.0) -> None:
     """``count`` READY jobs of one tenant in one transaction (as ingress leaves them, available
     ``waited_seconds`` ago), charged to the tenant's pending usage like acceptance would."""
-    with psycopg.connect(admin_dsn(DATABASE, "setup")) as conn:
+    with psycopg.connect(SANDBOX.dsn(app="setup")) as conn:
         conn.execute(
             """
             INSERT INTO extraction_jobs (
@@ -440,23 +144,23 @@ def insert_ready_jobs(bench: BenchTenant, count: int, *, waited_seconds: float =
                    now() - make_interval(secs => %(waited)s), now() - make_interval(secs => %(waited)s)
               FROM generate_series(1, %(count)s)
             """,
-            {"tenant": bench.tenant.pk, "document": bench.document.pk, "version": bench.document.version,
-             "waited": waited_seconds, "bytes": bench.document.size, "count": count, "tokens": ESTIMATED_TOKENS},
+            {
+                "tenant": bench.tenant.pk,
+                "document": bench.document.pk,
+                "version": bench.document.version,
+                "waited": waited_seconds,
+                "bytes": bench.document.size,
+                "count": count,
+                "tokens": ESTIMATED_TOKENS,
+            },
         )
-        conn.execute("UPDATE accounts_tenantusage SET pending_jobs = pending_jobs + %s, "
-                     "pending_bytes = pending_bytes + %s, reserved_tokens = reserved_tokens + %s WHERE tenant_id = %s",
-                     [count, count * bench.document.size, count * ESTIMATED_TOKENS, bench.tenant.pk])
+        conn.execute(
+            "UPDATE accounts_tenantusage SET pending_jobs = pending_jobs + %s, "
+            "pending_bytes = pending_bytes + %s, reserved_tokens = reserved_tokens + %s WHERE tenant_id = %s",
+            [count, count * bench.document.size, count * ESTIMATED_TOKENS, bench.tenant.pk],
+        )
         conn.commit()
         conn.execute("ANALYZE extraction_jobs")
-
-
-def accept_one(bench: BenchTenant) -> str:
-    """One job through acceptance (the API's write path): ACCEPTED + outbox event."""
-    from extraction.intake.acceptance import JobRequest, accept_job
-
-    request = JobRequest(document=bench.document, schema="invoice.v1", model_policy="default", options={},
-                         priority_class="batch", deadline_seconds=24 * 3600)
-    return str(accept_job(tenant=bench.tenant, idempotency_key=uuid.uuid4().hex, request=request).job_id)
 
 
 def db_now(conn: psycopg.Connection) -> float:
@@ -464,6 +168,7 @@ def db_now(conn: psycopg.Connection) -> float:
 
 
 # --- reading the attempt ledger and the jobs -----------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LedgerWindow:
@@ -480,8 +185,10 @@ class LedgerWindow:
 
 
 def first_call_at(conn: psycopg.Connection) -> float | None:
-    row = conn.execute("SELECT extract(epoch FROM min(started_at)) FROM extraction_attempts "
-                       "WHERE outcome <> ALL(%s)", [list(UNSENT_OUTCOMES)]).fetchone()
+    row = conn.execute(
+        "SELECT extract(epoch FROM min(started_at)) FROM extraction_attempts WHERE outcome <> ALL(%s)",
+        [list(UNSENT_OUTCOMES)],
+    ).fetchone()
     return float(row[0]) if row[0] is not None else None
 
 
@@ -493,11 +200,16 @@ def ledger_window(conn: psycopg.Connection, start: float, seconds: float) -> Led
           FROM extraction_attempts
          WHERE started_at >= to_timestamp(%(start)s) AND started_at < to_timestamp(%(end)s)
          GROUP BY outcome
-        """, window).fetchall()
+        """,
+        window,
+    ).fetchall()
     by_outcome = {outcome: (int(n), avg) for outcome, n, avg in rows}
     answered = sum(by_outcome.get(o, (0, None))[0] for o in ANSWERED_OUTCOMES)
-    latency_ms = sum(by_outcome[o][0] * float(by_outcome[o][1]) for o in ANSWERED_OUTCOMES
-                     if o in by_outcome and by_outcome[o][1] is not None)
+    latency_ms = sum(
+        by_outcome[o][0] * float(by_outcome[o][1])
+        for o in ANSWERED_OUTCOMES
+        if o in by_outcome and by_outcome[o][1] is not None
+    )
     calls = sum(n for outcome, (n, _) in by_outcome.items() if outcome not in UNSENT_OUTCOMES)
     limited = by_outcome.get("rate_limited", (0, None))[0]
     deferred = conn.execute(
@@ -507,15 +219,24 @@ def ledger_window(conn: psycopg.Connection, start: float, seconds: float) -> Led
          WHERE outcome = 'capacity_deferred'
            AND started_at >= to_timestamp(%(start)s) AND started_at < to_timestamp(%(end)s)
          GROUP BY 1
-        """, window).fetchall()
-    return LedgerWindow(start=start, seconds=seconds, calls=calls, rate_limited=limited, answered=answered,
-                        other_errors=calls - limited - answered,
-                        mean_latency_seconds=latency_ms / answered / 1000 if answered else None,
-                        deferred={reason: int(n) for reason, n in deferred})
+        """,
+        window,
+    ).fetchall()
+    return LedgerWindow(
+        start=start,
+        seconds=seconds,
+        calls=calls,
+        rate_limited=limited,
+        answered=answered,
+        other_errors=calls - limited - answered,
+        mean_latency_seconds=latency_ms / answered / 1000 if answered else None,
+        deferred={reason: int(n) for reason, n in deferred},
+    )
 
 
-def calls_timeline(conn: psycopg.Connection, start: float, seconds: float, *, bucket: float = 5.0
-                   ) -> list[dict[str, float]]:
+def calls_timeline(
+    conn: psycopg.Connection, start: float, seconds: float, *, bucket: float = 5.0
+) -> list[dict[str, float]]:
     """Provider calls per ``bucket`` seconds from ``start``: admitted and answered 429. Shows
     where a window's capacity went unused (the re-use of expired request slots, say)."""
     rows = conn.execute(
@@ -526,34 +247,53 @@ def calls_timeline(conn: psycopg.Connection, start: float, seconds: float, *, bu
          WHERE started_at >= to_timestamp(%(start)s) AND started_at < to_timestamp(%(end)s)
            AND outcome <> ALL(%(unsent)s)
          GROUP BY 1 ORDER BY 1
-        """, {"start": start, "end": start + seconds, "bucket": bucket, "unsent": list(UNSENT_OUTCOMES)}).fetchall()
+        """,
+        {"start": start, "end": start + seconds, "bucket": bucket, "unsent": list(UNSENT_OUTCOMES)},
+    ).fetchall()
     counts = {slot: (admitted, limited) for slot, admitted, limited in rows}
-    return [{"t": round(slot * bucket, 1), "admitted": counts.get(slot, (0, 0))[0],
-             "rate_limited": counts.get(slot, (0, 0))[1]} for slot in range(int(seconds // bucket))]
+    return [
+        {
+            "t": round(slot * bucket, 1),
+            "admitted": counts.get(slot, (0, 0))[0],
+            "rate_limited": counts.get(slot, (0, 0))[1],
+        }
+        for slot in range(int(seconds // bucket))
+    ]
 
 
-def request_slot_reuse_lag(conn: psycopg.Connection, start: float, seconds: float, *, rpm: int
-                           ) -> dict[str, float] | None:
+def request_slot_reuse_lag(
+    conn: psycopg.Connection, start: float, seconds: float, *, rpm: int
+) -> dict[str, float] | None:
     """How late each expired request slot was spent again: for the admitted calls in order,
     call i + rpm started lag_i = t[i + rpm] - t[i] - 60 s after call i's slot left the window.
     Whole windows counted from a cold start hide this lag (each window's burst ends early), but
     in a long run it is what is lost: an RPM-bound pool runs at rpm / (60 + mean lag) calls/s,
     so 60 / (60 + mean lag) is its steady-state utilization. Claim times stand for call times
     (a few ms apart), so a lag may read slightly negative."""
-    times = [float(row[0]) for row in conn.execute(
-        """
+    times = [
+        float(row[0])
+        for row in conn.execute(
+            """
         SELECT extract(epoch FROM started_at) FROM extraction_attempts
          WHERE started_at >= to_timestamp(%(start)s) AND started_at < to_timestamp(%(end)s)
            AND outcome <> ALL(%(unsent)s) AND outcome <> 'rate_limited'
          ORDER BY started_at
-        """, {"start": start, "end": start + seconds, "unsent": list(UNSENT_OUTCOMES)})]
+        """,
+            {"start": start, "end": start + seconds, "unsent": list(UNSENT_OUTCOMES)},
+        )
+    ]
     lags = [times[i + rpm] - times[i] - 60.0 for i in range(len(times) - rpm)]
     if not lags:
         return None
     mean = sum(lags) / len(lags)
-    return {"n": len(lags), "mean": round(mean, 3), "p50": round(percentile(lags, 0.5), 3),
-            "p95": round(percentile(lags, 0.95), 3), "min": round(min(lags), 3),
-            "steady_state_utilization": round(60.0 / (60.0 + max(0.0, mean)), 4)}
+    return {
+        "n": len(lags),
+        "mean": round(mean, 3),
+        "p50": round(harness.percentile(lags, 0.5), 3),
+        "p95": round(harness.percentile(lags, 0.95), 3),
+        "min": round(min(lags), 3),
+        "steady_state_utilization": round(60.0 / (60.0 + max(0.0, mean)), 4),
+    }
 
 
 @dataclass(frozen=True)
@@ -579,21 +319,19 @@ def job_timings(conn: psycopg.Connection, job_ids: list[str]) -> list[JobTiming]
                CASE WHEN j.state = ANY(%(terminal)s) THEN extract(epoch FROM j.updated_at)::float8 END
           FROM extraction_jobs j
          WHERE j.id = ANY(%(ids)s::uuid[])
-        """, {"ids": job_ids, "terminal": list(TERMINAL_STATES)}).fetchall()
+        """,
+        {"ids": job_ids, "terminal": list(harness.TERMINAL_STATES)},
+    ).fetchall()
     return [JobTiming(*row) for row in rows]
 
 
 def tenant_progress(conn: psycopg.Connection, tenant_id: uuid.UUID) -> dict[str, int]:
-    return {state: int(n) for state, n in conn.execute(
-        "SELECT state, count(*) FROM extraction_jobs WHERE tenant_id = %s GROUP BY state", [tenant_id]).fetchall()}
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest rank."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+    return {
+        state: int(n)
+        for state, n in conn.execute(
+            "SELECT state, count(*) FROM extraction_jobs WHERE tenant_id = %s GROUP BY state", [tenant_id]
+        ).fetchall()
+    }
 
 
 # --- (c) the claim at two table sizes -----------------------------------------------------------
@@ -620,7 +358,7 @@ def prepare_claim_schema(schema: str, total_jobs: int, *, rebuild: bool = False)
     run changes it, so a schema built earlier with the same size and version is kept
     (``rebuild`` forces a new one); the live work is always deleted and inserted afresh."""
     started = time.monotonic()
-    with psycopg.connect(admin_dsn(DATABASE, "setup"), autocommit=True) as conn:
+    with psycopg.connect(SANDBOX.dsn(app="setup"), autocommit=True) as conn:
         marker = None
         if not rebuild:
             try:
@@ -633,9 +371,14 @@ def prepare_claim_schema(schema: str, total_jobs: int, *, rebuild: bool = False)
         _insert_live_work(conn, schema)
         counts = dict(conn.execute(f"SELECT state, count(*) FROM {schema}.extraction_jobs GROUP BY state").fetchall())
         size = conn.execute(f"SELECT pg_total_relation_size('{schema}.extraction_jobs')").fetchone()[0]
-    return {"schema": schema, "jobs": sum(counts.values()), "states": {k: int(v) for k, v in sorted(counts.items())},
-            "table_and_indexes_mib": round(size / 1024 / 1024, 1), "history_reused": reused,
-            "prepare_seconds": round(time.monotonic() - started, 1)}
+    return {
+        "schema": schema,
+        "jobs": sum(counts.values()),
+        "states": {k: int(v) for k, v in sorted(counts.items())},
+        "table_and_indexes_mib": round(size / 1024 / 1024, 1),
+        "history_reused": reused,
+        "prepare_seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def _build_claim_history(conn: psycopg.Connection, schema: str, total_jobs: int) -> None:
@@ -652,7 +395,9 @@ def _build_claim_history(conn: psycopg.Connection, schema: str, total_jobs: int)
         SELECT t.id, 'claim-' || t.n, 'claim-' || t.n, now(), 1000000, 1000000000000, 1000000000000,
                1000000000000, '["EUR"]', 100000, '{{}}', 1
           FROM unnest(%(tenants)s::uuid[]) WITH ORDINALITY AS t(id, n)
-        """, {"tenants": tenants})
+        """,
+        {"tenants": tenants},
+    )
     history = total_jobs - RUNNABLE_JOBS - RUNNING_JOBS
     # The history first, then the indexes (a bulk build is much faster than 1M index inserts).
     conn.execute(
@@ -670,16 +415,24 @@ def _build_claim_history(conn: psycopg.Connection, schema: str, total_jobs: int)
           FROM generate_series(1, %(history)s) AS i,
                LATERAL (SELECT now() - interval '30 days'
                                + (interval '30 days' - interval '1 hour') * i / %(history)s AS at) AS t
-        """, {"history": history, "tenants": tenants, "n_tenants": CLAIM_TENANTS})
+        """,
+        {"history": history, "tenants": tenants, "n_tenants": CLAIM_TENANTS},
+    )
     for table in CLAIM_TABLES:
         for (definition,) in conn.execute(
-                "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s", [table]).fetchall():
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s", [table]
+        ).fetchall():
             conn.execute(definition.replace(f" ON public.{table} ", f" ON {schema}.{table} "))
-    trigger = conn.execute("SELECT pg_get_triggerdef(oid) FROM pg_trigger "
-                           "WHERE tgrelid = 'public.job_events'::regclass AND NOT tgisinternal").fetchone()
+    trigger = conn.execute(
+        "SELECT pg_get_triggerdef(oid) FROM pg_trigger "
+        "WHERE tgrelid = 'public.job_events'::regclass AND NOT tgisinternal"
+    ).fetchone()
     if trigger is not None:  # the NOTIFY on job_events is part of every claim's cost
-        conn.execute(trigger[0].replace(" ON public.job_events ", f" ON {schema}.job_events ")
-                     .replace("EXECUTE FUNCTION ", "EXECUTE FUNCTION public."))
+        conn.execute(
+            trigger[0]
+            .replace(" ON public.job_events ", f" ON {schema}.job_events ")
+            .replace("EXECUTE FUNCTION ", "EXECUTE FUNCTION public.")
+        )
     conn.execute(f"CREATE TABLE {schema}.bench_marker (total_jobs int, version int)")
     conn.execute(f"INSERT INTO {schema}.bench_marker VALUES (%s, %s)", [total_jobs, CLAIM_SCHEMA_VERSION])
 
@@ -688,11 +441,14 @@ def _insert_live_work(conn: psycopg.Connection, schema: str) -> None:
     """The live work, the newest rows: RUNNING_JOBS running, then RUNNABLE_JOBS READY jobs
     of BACKLOG_TENANTS tenants that arrived over the last hour, oldest first. Whatever an
     earlier run left (claimed jobs, their events and attempts) goes first."""
-    conn.execute(f"DELETE FROM {schema}.extraction_jobs WHERE state NOT IN ('SUCCEEDED', 'FAILED_TERMINAL', "
-                 "'REVIEW_REQUIRED')")
+    conn.execute(
+        f"DELETE FROM {schema}.extraction_jobs WHERE state NOT IN ('SUCCEEDED', 'FAILED_TERMINAL', 'REVIEW_REQUIRED')"
+    )
     conn.execute(f"TRUNCATE {schema}.job_events, {schema}.extraction_attempts")
-    tenants = [row[0] for row in conn.execute(
-        f"SELECT id FROM {schema}.accounts_tenant ORDER BY id LIMIT %s", [BACKLOG_TENANTS])]
+    tenants = [
+        row[0]
+        for row in conn.execute(f"SELECT id FROM {schema}.accounts_tenant ORDER BY id LIMIT %s", [BACKLOG_TENANTS])
+    ]
     conn.execute(
         f"""
         INSERT INTO {schema}.extraction_jobs (
@@ -709,8 +465,9 @@ def _insert_live_work(conn: psycopg.Connection, schema: str) -> None:
                at, at + interval '1 day', 6000, 300, '', '', at, at
           FROM generate_series(1, %(live)s) AS i,
                LATERAL (SELECT now() - interval '1 hour' + interval '1 hour' * i / %(live)s AS at) AS t
-        """, {"tenants": tenants, "n_tenants": len(tenants), "running": RUNNING_JOBS,
-              "live": RUNNING_JOBS + RUNNABLE_JOBS})
+        """,
+        {"tenants": tenants, "n_tenants": len(tenants), "running": RUNNING_JOBS, "live": RUNNING_JOBS + RUNNABLE_JOBS},
+    )
     conn.execute(f"UPDATE {schema}.accounts_tenantusage SET pending_jobs = 0")
     conn.execute(
         f"""
@@ -720,7 +477,8 @@ def _insert_live_work(conn: psycopg.Connection, schema: str) -> None:
                        WHERE j.tenant_id = t.id AND j.state IN ('READY', 'RUNNING')), 0, 0, current_date, 0
           FROM {schema}.accounts_tenant t
         ON CONFLICT (tenant_id) DO UPDATE SET pending_jobs = excluded.pending_jobs
-        """)
+        """
+    )
     conn.execute(f"VACUUM ANALYZE {schema}.extraction_jobs")
     for table in CLAIM_TABLES:
         conn.execute(f"ANALYZE {schema}.{table}")
@@ -730,12 +488,18 @@ def claim_params(worker: str) -> dict[str, Any]:
     from django.conf import settings
 
     # The values claim_next_job passes (lifecycle.claim_next_job).
-    return {"worker": worker, "lease": settings.LEASE_SECONDS, "policies": list(settings.MODEL_POLICIES),
-            "boost": settings.INTERACTIVE_PRIORITY_BOOST_SECONDS, "per_tenant": 4, "window": 64}
+    return {
+        "worker": worker,
+        "lease": settings.LEASE_SECONDS,
+        "policies": list(settings.MODEL_POLICIES),
+        "boost": settings.INTERACTIVE_PRIORITY_BOOST_SECONDS,
+        "per_tenant": 4,
+        "window": 64,
+    }
 
 
 class RawClaimTimer:
-    """The bare claim statement (_CLAIM_SQL unless given) on its own connection, in ``schema``:
+    """The bare claim statement (lifecycle.sql's claim_fair unless given) on its own connection, in ``schema``:
     each execution in a
     transaction that is rolled back, so every claim sees the same rows. A client-side-binding
     cursor, as Django's psycopg backend uses: the statement is planned at every execution (the
@@ -743,10 +507,10 @@ class RawClaimTimer:
     would drop psycopg's prepared statements, so this one cannot be)."""
 
     def __init__(self, schema: str, *, sql: str | None = None) -> None:
-        from extraction.execution.lifecycle import _CLAIM_SQL
+        from extraction.execution.lifecycle import CLAIM_STATEMENTS
 
-        self.sql = sql or _CLAIM_SQL
-        self.conn = psycopg.connect(admin_dsn(DATABASE, f"claim-{schema}"), cursor_factory=psycopg.ClientCursor)
+        self.sql = sql or CLAIM_STATEMENTS["fair"]
+        self.conn = psycopg.connect(SANDBOX.dsn(app=f"claim-{schema}"), cursor_factory=psycopg.ClientCursor)
         self.conn.execute(f"SET search_path TO {schema}, public")
         self.conn.commit()
 
@@ -770,10 +534,13 @@ class RawClaimTimer:
             plan = cursor.fetchone()[0][0]
         self.conn.rollback()
         hits, reads = _buffers(plan["Plan"])
-        return {"planning_ms": round(plan.get("Planning Time", 0.0), 3),
-                "execution_ms": round(plan.get("Execution Time", 0.0), 3),
-                "shared_blocks_hit": hits, "shared_blocks_read": reads,
-                "seq_scan_on_jobs": "extraction_jobs" in _seq_scans(plan["Plan"])}
+        return {
+            "planning_ms": round(plan.get("Planning Time", 0.0), 3),
+            "execution_ms": round(plan.get("Execution Time", 0.0), 3),
+            "shared_blocks_hit": hits,
+            "shared_blocks_read": reads,
+            "seq_scan_on_jobs": "extraction_jobs" in _seq_scans(plan["Plan"]),
+        }
 
     def close(self) -> None:
         self.conn.close()
@@ -839,15 +606,15 @@ class ClaimNextJobTimer:
 
 
 def _main(argv: list[str]) -> None:
-    if argv[:1] == ["simulator"]:
-        run_memoized_simulator(json.loads(argv[argv.index("--config") + 1]))
-    elif argv[:1] == ["celery"]:
-        split = argv.index("--")
-        options = dict(zip(argv[1:split:2], argv[2:split:2]))
-        run_celery_worker(claim=options.get("--claim", "fair"), admission=options.get("--admission", "shared"),
-                          celery_argv=argv[split + 1:])
-    else:
-        raise SystemExit("usage: capacity_lib.py simulator --config JSON | celery --claim C --admission A -- ARGS")
+    if argv[:1] != ["celery"] or "--" not in argv:
+        raise SystemExit("usage: capacity_lib.py celery --claim C --admission A -- ARGS")
+    split = argv.index("--")
+    options = dict(zip(argv[1:split:2], argv[2:split:2], strict=True))
+    run_celery_worker(
+        claim=options.get("--claim", "fair"),
+        admission=options.get("--admission", "shared"),
+        celery_argv=argv[split + 1 :],
+    )
 
 
 if __name__ == "__main__":

@@ -2,35 +2,18 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/execution_bench.py [--quick]
+    .venv/bin/python bench/execution_bench.py [--quick] [--rate R] [--latency S] [--backlog N]
 
-One run, on its own database (``benchexec``) and RabbitMQ vhost (``benchexec``), with the
-Procfile's processes started here: the outbox relay, the ingress Celery worker (8 threads, pool
-of 8), ONE llm Celery worker process (300 threads, ``POSTGRES_POOL_MAX_SIZE=20``), the scheduler,
-and the provider simulator (constant latency; the builtin extractor's answer memoized per
-document, because the model is not what is measured).
-
-(a) Fixed latency (2 s): jobs accepted through ``accept_job()`` in an open loop at 150/s, so
-    that 300 model calls are in flight. Reports jobs/s, p50/p95/p99 accept-to-terminal (job
-    ``created_at`` → ``updated_at`` of the terminal transition, both the database clock), peak
-    in-flight calls at the simulator, the worker's PostgreSQL connections (by application_name)
-    against in-flight calls, the worker's RSS, and per job the transactions (per process, counted
-    by bench/probe/sitecustomize.py; cross-checked with pg_stat_database) and the CPU ms of
-    relay + ingress + worker + scheduler (/proc; simulator excluded).
-(b) Zero latency: a backlog accepted while the relay is paused (SIGSTOP), released at once, and
-    its accept-to-terminal throughput beside the floor: 4 plain processes looping
-    ``claim FOR UPDATE SKIP LOCKED → commit → complete → commit`` over ``floor_jobs``, a table
-    of the jobs table's shape, in the same run.
-
-Prints a table, writes ``bench/results/execution.json``; logs of the processes go to
-``bench/results/execution-logs/``.
+(a) at a fixed model latency, in an open loop: throughput, accept-to-terminal percentiles,
+in-flight calls of one llm worker, its connections and RSS, and per job the transactions and
+the orchestration's CPU; (b) at zero latency, a backlog's throughput beside a plain SKIP LOCKED
+claim/complete loop measured in the same run. Method and how to read the report:
+bench/README.md.
 """
+
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -45,8 +28,8 @@ sys.path.insert(0, str(PROJECT_ROOT))
 import psycopg  # noqa: E402
 
 from bench import execution_lib as lib  # noqa: E402
+from bench import harness  # noqa: E402
 
-RESULTS_DIR = PROJECT_ROOT / "bench" / "results"
 MIB = 1024 * 1024
 
 
@@ -77,13 +60,29 @@ class Profile:
 
 
 # 300 calls in flight = arrival rate x model latency. The issue's example, 2 s at 150 jobs/s,
-# needs about 150 x 27 ms = 4 cores of CPU per second on this project today (orchestration,
-# PostgreSQL, simulator, accepter; see the run's "cpu_budget"), and the machine has two: the
-# same 300 in flight come from 30 jobs/s at 10 s. --rate/--latency choose another pair.
-FULL = Profile("full", rate=30.0, latency_seconds=10.0, warmup_seconds=12.0, measure_seconds=40.0,
-               backlog_jobs=3000, backlog_trials=1, stats_settle_seconds=11.0)
-QUICK = Profile("quick", rate=30.0, latency_seconds=10.0, warmup_seconds=4.0, measure_seconds=15.0,
-                backlog_jobs=800, backlog_trials=1, stats_settle_seconds=2.0)
+# needs more CPU per second than this machine's two cores have (orchestration, PostgreSQL,
+# simulator, accepter; a run's "cpu_budget_ms_per_job" says how much per job): the same 300 in
+# flight come from 30 jobs/s at 10 s. --rate/--latency choose another pair.
+FULL = Profile(
+    "full",
+    rate=30.0,
+    latency_seconds=10.0,
+    warmup_seconds=12.0,
+    measure_seconds=40.0,
+    backlog_jobs=3000,
+    backlog_trials=1,
+    stats_settle_seconds=11.0,
+)
+QUICK = Profile(
+    "quick",
+    rate=30.0,
+    latency_seconds=10.0,
+    warmup_seconds=4.0,
+    measure_seconds=15.0,
+    backlog_jobs=800,
+    backlog_trials=1,
+    stats_settle_seconds=2.0,
+)
 TARGETS = Targets()
 # A backlog not drained by then is reported with the throughput it reached.
 BACKLOG_TIMEOUT_SECONDS = 150.0
@@ -101,8 +100,10 @@ class Run:
 
 # --- a measured window ----------------------------------------------------------------------------
 
-def window_costs(run: Run, before: lib.Counters, after: lib.Counters, jobs: int,
-                 accept_transactions: int) -> dict[str, Any]:
+
+def window_costs(
+    run: Run, before: lib.Counters, after: lib.Counters, jobs: int, accept_transactions: int
+) -> dict[str, Any]:
     """Per-job orchestration cost between two counter readings, and how busy the rest of the
     machine was meanwhile."""
     seconds = after.at - before.at
@@ -115,8 +116,10 @@ def window_costs(run: Run, before: lib.Counters, after: lib.Counters, jobs: int,
     db_delta = after.db_transactions - before.db_transactions - (after.bench_statements - before.bench_statements)
     postgres_cpu = sum(v for name, v in backend_cpu.items() if name != "monitor")
     budget = {
-        "orchestration": orchestration_cpu, "postgres_backends_sampled": postgres_cpu,
-        "simulator": cpu["simulator"], "accepter": after.own_cpu - before.own_cpu,
+        "orchestration": orchestration_cpu,
+        "postgres_backends_sampled": postgres_cpu,
+        "simulator": cpu["simulator"],
+        "accepter": after.own_cpu - before.own_cpu,
     }
     budget_total = sum(budget.values())
     model_call_cpu = after.model_call_cpu - before.model_call_cpu
@@ -129,15 +132,18 @@ def window_costs(run: Run, before: lib.Counters, after: lib.Counters, jobs: int,
         # orchestration figure above includes: apart, for the reading "model excluded" = the call.
         "model_call_client_cpu_ms_per_job": round(model_call_cpu * 1000 / jobs, 3) if run.probe_dir else None,
         "orchestration_cpu_ms_per_job_without_model_call": (
-            round((orchestration_cpu - model_call_cpu) * 1000 / jobs, 3) if run.probe_dir else None),
+            round((orchestration_cpu - model_call_cpu) * 1000 / jobs, 3) if run.probe_dir else None
+        ),
         "postgres_backend_cpu_ms_per_job_sampled": {
-            name: round(v * 1000 / jobs, 3) for name, v in sorted(backend_cpu.items())},
+            name: round(v * 1000 / jobs, 3) for name, v in sorted(backend_cpu.items())
+        },
         "transactions_per_job": {name: round(n / jobs, 3) for name, n in probe_total.items()},
         "orchestration_transactions_per_job": round(sum(probe_total.values()) / jobs, 3) if probe else None,
         "pg_stat_database_transactions_per_job": round((db_delta - accept_transactions) / jobs, 3),
         "accepter_transactions_per_job": round(accept_transactions / jobs, 3),
         "transactions_by_statement": {
-            name: {label: round(n / jobs, 3) for label, n in counts.items()} for name, counts in probe.items()},
+            name: {label: round(n / jobs, 3) for label, n in counts.items()} for name, counts in probe.items()
+        },
         "cpu_budget_ms_per_job": {name: round(v * 1000 / jobs, 3) for name, v in budget.items()},
         "all_cpu_ms_per_job": round(budget_total * 1000 / jobs, 3),
         "jobs_per_s_two_idle_cores_could_carry": round(2 * jobs / budget_total, 1) if budget_total else None,
@@ -151,21 +157,25 @@ def drain(run: Run, tenant_id, count: int, timeout: float) -> bool:
     if lib.wait_until_done(run.db, tenant_id, count, timeout=timeout, services=run.services):
         return True
     terminal, unpublished = lib.job_progress(run.db, tenant_id)
-    print(f"    only {terminal}/{count} jobs terminal ({unpublished} outbox rows unpublished) after {timeout:.0f} s; "
-          f"logs in {run.services.log_dir}", flush=True)
+    print(
+        f"    only {terminal}/{count} jobs terminal ({unpublished} outbox rows unpublished) after {timeout:.0f} s; "
+        f"logs in {run.services.log_dir}",
+        flush=True,
+    )
     return False
 
 
 # --- (a) fixed latency ----------------------------------------------------------------------------
 
+
 def fixed_latency(run: Run, profile: Profile) -> dict[str, Any]:
     services = run.services
-    warm = lib.make_tenant("warm-a")
+    warm = harness.make_tenant("benchexec-warm-a", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
     warm_count = int(profile.rate * profile.warmup_seconds)
     lib.accept_jobs(warm, count=warm_count, rate=profile.rate, counter=lib.AcceptTransactions())
     drain(run, warm.tenant.pk, warm_count, timeout=120)
 
-    bench = lib.make_tenant("fixed")
+    bench = harness.make_tenant("benchexec-fixed", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
     count = int(profile.rate * profile.measure_seconds)
     services.simulator_reset()  # peak and counters from here; the startup latency stays
     counter = lib.AcceptTransactions()
@@ -180,12 +190,16 @@ def fixed_latency(run: Run, profile: Profile) -> dict[str, Any]:
     sim = services.simulator_stats()
 
     times = lib.job_times(run.db, bench.tenant.pk)
-    latencies = [t - a for a, t in zip(times.accepted_at, times.terminal_at)]
+    latencies = [t - a for a, t in zip(times.accepted_at, times.terminal_at, strict=True)]
     span = max(times.terminal_at) - min(times.terminal_at)
     samples = run.sampler.samples
     # The steady part: after the first latency has passed, before the arrivals stop.
-    steady = [s for s in samples if s.in_flight is not None
-              and accepted.started_at + profile.latency_seconds + 1 <= s.t <= accepted.started_at + accepted.seconds]
+    steady = [
+        s
+        for s in samples
+        if s.in_flight is not None
+        and accepted.started_at + profile.latency_seconds + 1 <= s.t <= accepted.started_at + accepted.seconds
+    ]
     peak_in_flight = sim["concurrency"]["peak"]
     near_peak = [s for s in samples if s.in_flight is not None and s.in_flight >= 0.9 * max(peak_in_flight, 1)]
     return {
@@ -198,37 +212,51 @@ def fixed_latency(run: Run, profile: Profile) -> dict[str, Any]:
         "accept_send_lag_p99_ms": accepted.send_lag_p99_ms,
         "accept_refused": accepted.refused,
         "completed_per_s": round((len(times.terminal_at) - 1) / span, 1) if span > 0 else None,
-        "accept_to_terminal_seconds": lib.summarize(latencies),
-        "orchestration_overhead_p50_ms": round((lib.percentile(latencies, 0.5) - profile.latency_seconds) * 1000, 1),
-        "simulator": {"calls": sim["calls"], "outcomes": sim["outcomes"], "peak_in_flight": peak_in_flight,
-                      "mean_in_flight_steady": round(statistics.mean(s.in_flight for s in steady), 1) if steady else None},
+        "accept_to_terminal_seconds": harness.summarize(latencies),
+        "orchestration_overhead_p50_ms": round(
+            (harness.percentile(latencies, 0.5) - profile.latency_seconds) * 1000, 1
+        ),
+        "simulator": {
+            "calls": sim["calls"],
+            "outcomes": sim["outcomes"],
+            "peak_in_flight": peak_in_flight,
+            "mean_in_flight_steady": round(statistics.mean(s.in_flight for s in steady), 1) if steady else None,
+        },
         "worker": {
             "db_connections_peak": max((s.worker_connections for s in samples), default=0),
             "db_connections_busy_peak": max((s.worker_busy for s in samples), default=0),
             "db_connections_busy_mean": round(statistics.mean(s.worker_busy for s in samples), 2) if samples else None,
             "db_connections_at_peak_in_flight": max((s.worker_connections for s in near_peak), default=None),
             "rss_mib_peak": round(max((s.worker_rss for s in samples), default=0) / MIB, 1),
-            "rss_mib_end": round(lib.rss_bytes(services.pid("worker")) / MIB, 1),
-            "threads": lib.thread_count(services.pid("worker")),
+            "rss_mib_end": round(harness.rss_bytes(services.pid("worker")) / MIB, 1),
+            "threads": harness.thread_count(services.pid("worker")),
         },
         "in_flight_vs_connections": [
-            {"t": round(s.t - accepted.started_at, 1), "in_flight": s.in_flight, "connections": s.worker_connections,
-             "busy": s.worker_busy} for s in samples if s.in_flight is not None],
+            {
+                "t": round(s.t - accepted.started_at, 1),
+                "in_flight": s.in_flight,
+                "connections": s.worker_connections,
+                "busy": s.worker_busy,
+            }
+            for s in samples
+            if s.in_flight is not None
+        ],
         "cost": window_costs(run, before, after, count, counter.transactions),
     }
 
 
 # --- (b) zero latency against the floor -----------------------------------------------------------
 
+
 def backlog_trial(run: Run, profile: Profile, count: int, label: str) -> dict[str, Any]:
     services = run.services
-    bench = lib.make_tenant(label)
+    bench = harness.make_tenant(f"benchexec-{label}", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
     lib.pause_relay(services, run.monitor)
     try:
         counter = lib.AcceptTransactions()
         lib.accept_jobs(bench, count=count, rate=None, counter=counter)
         time.sleep(profile.stats_settle_seconds)
-        quiet = lib.wait_for_quiet_machine()
+        quiet = harness.wait_for_quiet_machine()
         before = lib.read_counters(services, run.monitor, run.probe_dir)
         run.sampler.start()
         released_at = time.time()
@@ -259,7 +287,7 @@ def zero_latency(run: Run, profile: Profile) -> dict[str, Any]:
     services = run.services
     services.simulator_reset()
     services.simulator_control(latency_mean_seconds=0)
-    warm = lib.make_tenant("warm-b")
+    warm = harness.make_tenant("benchexec-warm-b", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
     lib.accept_jobs(warm, count=300, rate=None, counter=lib.AcceptTransactions())
     drain(run, warm.tenant.pk, 300, timeout=120)
 
@@ -280,7 +308,10 @@ def zero_latency(run: Run, profile: Profile) -> dict[str, Any]:
     floor_cpu = statistics.median(f.cpu_ms_per_job for f in floors)
     pipeline_cost = trials[-1]["cost"]
     pipeline_cpu = pipeline_cost["orchestration_cpu_ms_per_job"] + sum(
-        v for k, v in pipeline_cost["postgres_backend_cpu_ms_per_job_sampled"].items() if k not in ("monitor", "accepter"))
+        v
+        for k, v in pipeline_cost["postgres_backend_cpu_ms_per_job_sampled"].items()
+        if k not in ("monitor", "accepter")
+    )
     return {
         "backlog_jobs": profile.backlog_jobs,
         "floor": [asdict(f) for f in floors],
@@ -296,56 +327,96 @@ def zero_latency(run: Run, profile: Profile) -> dict[str, Any]:
 
 # --- report ----------------------------------------------------------------------------------------
 
+
 def verdicts(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
     cost = a["cost"]
     tx = cost["orchestration_transactions_per_job"]
     if tx is None:
         tx = cost["pg_stat_database_transactions_per_job"]
     return [
-        ("in-flight calls, one worker (peak at simulator)", f"{a['simulator']['peak_in_flight']}",
-         f">= {TARGETS.in_flight_calls}", a["simulator"]["peak_in_flight"] >= TARGETS.in_flight_calls),
-        ("worker DB connections (peak open)", f"{a['worker']['db_connections_peak']}",
-         f"<= {TARGETS.worker_db_connections}", a["worker"]["db_connections_peak"] <= TARGETS.worker_db_connections),
-        ("worker RSS MiB (peak)", f"{a['worker']['rss_mib_peak']}", f"< {TARGETS.worker_rss_mib:.0f}",
-         a["worker"]["rss_mib_peak"] < TARGETS.worker_rss_mib),
-        ("DB transactions per job (orchestration)", f"{tx}", f"<= {TARGETS.transactions_per_job:.0f}",
-         tx <= TARGETS.transactions_per_job),
-        ("CPU ms per job (relay+ingress+worker+scheduler)", f"{cost['orchestration_cpu_ms_per_job']}",
-         f"<= {TARGETS.cpu_ms_per_job:.0f}", cost["orchestration_cpu_ms_per_job"] <= TARGETS.cpu_ms_per_job),
+        (
+            "in-flight calls, one worker (peak at simulator)",
+            f"{a['simulator']['peak_in_flight']}",
+            f">= {TARGETS.in_flight_calls}",
+            a["simulator"]["peak_in_flight"] >= TARGETS.in_flight_calls,
+        ),
+        (
+            "worker DB connections (peak open)",
+            f"{a['worker']['db_connections_peak']}",
+            f"<= {TARGETS.worker_db_connections}",
+            a["worker"]["db_connections_peak"] <= TARGETS.worker_db_connections,
+        ),
+        (
+            "worker RSS MiB (peak)",
+            f"{a['worker']['rss_mib_peak']}",
+            f"< {TARGETS.worker_rss_mib:.0f}",
+            a["worker"]["rss_mib_peak"] < TARGETS.worker_rss_mib,
+        ),
+        (
+            "DB transactions per job (orchestration)",
+            f"{tx}",
+            f"<= {TARGETS.transactions_per_job:.0f}",
+            tx <= TARGETS.transactions_per_job,
+        ),
+        (
+            "CPU ms per job (relay+ingress+worker+scheduler)",
+            f"{cost['orchestration_cpu_ms_per_job']}",
+            f"<= {TARGETS.cpu_ms_per_job:.0f}",
+            cost["orchestration_cpu_ms_per_job"] <= TARGETS.cpu_ms_per_job,
+        ),
         # Informational: the same figure with the model call's client side counted as the model's.
-        ("  the same without the model call's client side", f"{cost['orchestration_cpu_ms_per_job_without_model_call']}",
-         f"<= {TARGETS.cpu_ms_per_job:.0f}", (cost["orchestration_cpu_ms_per_job_without_model_call"] or 1e9)
-         <= TARGETS.cpu_ms_per_job),
-        ("zero-latency throughput / SKIP LOCKED floor", f"{b['ratio']:.2f}", f">= {TARGETS.floor_ratio:.2f}",
-         b["ratio"] >= TARGETS.floor_ratio),
+        (
+            "  the same without the model call's client side",
+            f"{cost['orchestration_cpu_ms_per_job_without_model_call']}",
+            f"<= {TARGETS.cpu_ms_per_job:.0f}",
+            (cost["orchestration_cpu_ms_per_job_without_model_call"] or 1e9) <= TARGETS.cpu_ms_per_job,
+        ),
+        (
+            "zero-latency throughput / SKIP LOCKED floor",
+            f"{b['ratio']:.2f}",
+            f">= {TARGETS.floor_ratio:.2f}",
+            b["ratio"] >= TARGETS.floor_ratio,
+        ),
     ]
 
 
 def print_report(result: dict[str, Any]) -> None:
     a, b = result["fixed_latency"], result["zero_latency"]
     lat = a["accept_to_terminal_seconds"]
-    print(f"\n(a) fixed latency {a['latency_model_seconds']} s, open loop {a['rate_offered']:.0f} jobs/s, "
-          f"{a['jobs']} jobs: states {a['states']}")
-    print(f"    completed {a['completed_per_s']} jobs/s; accept-to-terminal p50 {lat['p50']:.3f} s, "
-          f"p95 {lat['p95']:.3f} s, p99 {lat['p99']:.3f} s, max {lat['max']:.3f} s")
-    print(f"    in flight at simulator: peak {a['simulator']['peak_in_flight']}, steady mean "
-          f"{a['simulator']['mean_in_flight_steady']}; worker DB connections: peak open "
-          f"{a['worker']['db_connections_peak']}, peak busy {a['worker']['db_connections_busy_peak']}, mean busy "
-          f"{a['worker']['db_connections_busy_mean']}; worker RSS peak {a['worker']['rss_mib_peak']} MiB")
+    print(
+        f"\n(a) fixed latency {a['latency_model_seconds']} s, open loop {a['rate_offered']:.0f} jobs/s, "
+        f"{a['jobs']} jobs: states {a['states']}"
+    )
+    print(
+        f"    completed {a['completed_per_s']} jobs/s; accept-to-terminal p50 {lat['p50']:.3f} s, "
+        f"p95 {lat['p95']:.3f} s, p99 {lat['p99']:.3f} s, max {lat['max']:.3f} s"
+    )
+    print(
+        f"    in flight at simulator: peak {a['simulator']['peak_in_flight']}, steady mean "
+        f"{a['simulator']['mean_in_flight_steady']}; worker DB connections: peak open "
+        f"{a['worker']['db_connections_peak']}, peak busy {a['worker']['db_connections_busy_peak']}, mean busy "
+        f"{a['worker']['db_connections_busy_mean']}; worker RSS peak {a['worker']['rss_mib_peak']} MiB"
+    )
     for label, cost in (("(a)", a["cost"]), ("(b)", b["trials"][-1]["cost"])):
-        print(f"    {label} per job: CPU ms {cost['cpu_ms_per_job']} → orchestration "
-              f"{cost['orchestration_cpu_ms_per_job']} ms (of which the model call's client side, SDK + HTTP: "
-              f"{cost['model_call_client_cpu_ms_per_job']} ms); transactions {cost['transactions_per_job']} → "
-              f"{cost['orchestration_transactions_per_job']} (pg_stat_database: "
-              f"{cost['pg_stat_database_transactions_per_job']}); other processes on the machine "
-              f"{cost['other_processes_cores']} cores")
-    print(f"\n(b) zero latency, backlog of {b['backlog_jobs']}: pipeline "
-          f"{[t['jobs_per_s'] for t in b['trials']]} jobs/s, floor ({b['floor'][0]['processes']} processes) "
-          f"{[f['jobs_per_s'] for f in b['floor']]} jobs/s → ratio {b['ratio']:.2f}")
-    print(f"    CPU per job (processes + their PostgreSQL backends, model excluded): pipeline "
-          f"{b['pipeline_cpu_ms_per_job_with_postgres']} ms, floor {[f['cpu_ms_per_job'] for f in b['floor']]} ms "
-          f"→ ratio on idle cores {b['cpu_ratio']:.3f}; other processes during the floor "
-          f"{[f['other_processes_cores'] for f in b['floor']]} cores")
+        print(
+            f"    {label} per job: CPU ms {cost['cpu_ms_per_job']} → orchestration "
+            f"{cost['orchestration_cpu_ms_per_job']} ms (of which the model call's client side, SDK + HTTP: "
+            f"{cost['model_call_client_cpu_ms_per_job']} ms); transactions {cost['transactions_per_job']} → "
+            f"{cost['orchestration_transactions_per_job']} (pg_stat_database: "
+            f"{cost['pg_stat_database_transactions_per_job']}); other processes on the machine "
+            f"{cost['other_processes_cores']} cores"
+        )
+    print(
+        f"\n(b) zero latency, backlog of {b['backlog_jobs']}: pipeline "
+        f"{[t['jobs_per_s'] for t in b['trials']]} jobs/s, floor ({b['floor'][0]['processes']} processes) "
+        f"{[f['jobs_per_s'] for f in b['floor']]} jobs/s → ratio {b['ratio']:.2f}"
+    )
+    print(
+        f"    CPU per job (processes + their PostgreSQL backends, model excluded): pipeline "
+        f"{b['pipeline_cpu_ms_per_job_with_postgres']} ms, floor {[f['cpu_ms_per_job'] for f in b['floor']]} ms "
+        f"→ ratio on idle cores {b['cpu_ratio']:.3f}; other processes during the floor "
+        f"{[f['other_processes_cores'] for f in b['floor']]} cores"
+    )
     print()
     width = max(len(v[0]) for v in result["verdicts"])
     print(f"{'target':<{width}}  {'measured':>10}  {'target':>8}  verdict")
@@ -359,16 +430,21 @@ def main() -> int:
     parser.add_argument("--rate", type=float, help="(a): accepts per second")
     parser.add_argument("--latency", type=float, help="(a): model latency in seconds")
     parser.add_argument("--backlog", type=int, help="(b): jobs in the zero-latency backlog")
-    parser.add_argument("--no-probe", action="store_true",
-                        help="no per-process transaction counter (pg_stat_database only)")
+    parser.add_argument(
+        "--no-probe", action="store_true", help="no per-process transaction counter (pg_stat_database only)"
+    )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
-    profile = replace(profile, rate=args.rate or profile.rate, latency_seconds=args.latency or profile.latency_seconds,
-                      backlog_jobs=args.backlog or profile.backlog_jobs)
+    profile = replace(
+        profile,
+        rate=args.rate or profile.rate,
+        latency_seconds=args.latency or profile.latency_seconds,
+        backlog_jobs=args.backlog or profile.backlog_jobs,
+    )
 
-    log_dir = RESULTS_DIR / "execution-logs"
-    media_root = RESULTS_DIR / "execution-media"
-    probe_dir = None if args.no_probe else RESULTS_DIR / "execution-probe"
+    log_dir = harness.RESULTS_DIR / "execution-logs"
+    media_root = harness.RESULTS_DIR / "execution-media"
+    probe_dir = None if args.no_probe else harness.RESULTS_DIR / "execution-probe"
     for path in (log_dir, probe_dir):
         if path is not None:
             shutil.rmtree(path, ignore_errors=True)
@@ -376,21 +452,23 @@ def main() -> int:
     media_root.mkdir(parents=True, exist_ok=True)
 
     started = time.monotonic()
-    lib.ensure_database()
-    lib.ensure_vhost()
-    lib.configure_django(media_root)
-    lib.purge_queues()
-    lib.reset_capacity_limiter()
-    lib.reset_execution_tables()
+    lib.SANDBOX.set_up(media_root, app="accepter", **lib.POOL_LIMITS)
+    lib.SANDBOX.reset()
 
     services = lib.Services(log_dir=log_dir, media_root=media_root, probe_dir=probe_dir)
-    monitor = psycopg.connect(lib.admin_dsn(), autocommit=True)
-    db = psycopg.connect(lib.admin_dsn(lib.DATABASE), autocommit=True)
+    monitor = psycopg.connect(lib.SANDBOX.dsn("postgres"), autocommit=True)
+    db = psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
     try:
-        services.start_simulator(latency_seconds=profile.latency_seconds)
+        services.start_simulator({"latency_mean_seconds": profile.latency_seconds})
         services.start_orchestration()
-        run = Run(services=services, monitor=monitor, db=db, sampler=lib.Sampler(services), probe_dir=probe_dir,
-                  accept_counter=lib.AcceptTransactions())
+        run = Run(
+            services=services,
+            monitor=monitor,
+            db=db,
+            sampler=lib.Sampler(services),
+            probe_dir=probe_dir,
+            accept_counter=lib.AcceptTransactions(),
+        )
         print(f"processes up after {time.monotonic() - started:.0f} s; (a) fixed latency ...", flush=True)
         a = fixed_latency(run, profile)
         print(f"(a) done after {time.monotonic() - started:.0f} s; (b) zero latency against the floor ...", flush=True)
@@ -403,21 +481,24 @@ def main() -> int:
     monitor.close()
     result = {
         "profile": profile.name,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "postgresql": server_version},
-        "processes": {"worker_concurrency": services.worker_concurrency, "worker_pool_max": services.worker_pool_max,
-                      "ingress_concurrency": 8, "probe": probe_dir is not None,
-                      "pool_limits": lib.POOL_LIMITS, "tenant_max_in_flight": lib.TENANT_MAX_IN_FLIGHT,
-                      "redis_url": lib.REDIS_URL},
+        "machine": {**harness.machine(), "postgresql": server_version},
+        "processes": {
+            "worker_concurrency": lib.WORKER_CONCURRENCY,
+            "worker_pool_max": lib.WORKER_POOL_MAX,
+            "ingress_concurrency": lib.INGRESS_CONCURRENCY,
+            "probe": probe_dir is not None,
+            "pool_limits": lib.POOL_LIMITS,
+            "tenant_max_in_flight": lib.TENANT_MAX_IN_FLIGHT,
+            "redis_url": lib.SANDBOX.redis_url,
+        },
         "targets": asdict(TARGETS),
         "fixed_latency": a,
         "zero_latency": b,
         "seconds": round(time.monotonic() - started, 1),
     }
     result["verdicts"] = verdicts(a, b)
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / "execution.json").write_text(json.dumps(result, indent=2, default=str))
-    print_report(result)
-    print(f"\nwritten bench/results/execution.json ({result['seconds']} s)")
+    harness.publish_results("execution_bench", lambda: print_report(result), result)
+    print(f"{result['seconds']} s; logs in {log_dir.relative_to(PROJECT_ROOT)}/")
     return 0
 
 

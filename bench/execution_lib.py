@@ -1,354 +1,78 @@
-"""Machinery of the execution benchmark (bench/execution_bench.py).
+"""Machinery of the execution benchmark (bench/execution_bench.py); what every benchmark shares is
+in bench/harness.py.
 
-The real processes of the Procfile (relay, ingress and llm Celery workers, scheduler) and the
-provider simulator, started as subprocesses on the benchmark's own database and RabbitMQ vhost;
-what is read about them while they run (/proc CPU and RSS, PostgreSQL connections by
-``application_name``, the simulator's in-flight calls, transactions by process); an open-loop
-accepter calling :func:`extraction.intake.acceptance.accept_job`; and the floor, a plain ``FOR UPDATE
-SKIP LOCKED`` claim/complete loop over a table of the jobs table's shape.
-
-Django is imported lazily, after :func:`configure_django` has pointed it at the benchmark's
-database, so the floor's processes (spawned) never load it.
+The Procfile's execution processes (relay, ingress and llm Celery workers, scheduler) in the
+benchmark's own :data:`SANDBOX`; what is read about them while they run (/proc CPU and RSS,
+PostgreSQL connections by ``application_name``, the simulator's in-flight calls, transactions
+by process); an open-loop accepter calling :func:`extraction.intake.acceptance.accept_job`; and
+the floor, a plain ``FOR UPDATE SKIP LOCKED`` claim/complete loop over a table of the jobs
+table's shape, in processes that never set Django up.
 """
+
 from __future__ import annotations
 
-import io
 import json
 import multiprocessing
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-import urllib.request
 import uuid
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
 
 import psycopg
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
-PROBE_DIR = PROJECT_ROOT / "bench" / "probe"
+from bench import harness
 
-DATABASE = "benchexec"
-VHOST = "benchexec"
-BROKER_URL = f"amqp://guest:guest@127.0.0.1:5672/{VHOST}"
-# The capacity limiter keeps a provider pool's budget in Redis under keys named by the pool;
-# a Redis database of our own keeps other runs' permits out of ours.
-REDIS_URL = "redis://127.0.0.1:6379/11"
+PROBE_DIR = harness.PROJECT_ROOT / "bench" / "probe"
+SANDBOX = harness.Sandbox(database="benchexec", vhost="benchexec", redis_db=11, app_prefix="benchexec-")
 # The benchmark measures orchestration, not the admission policy: the pool's budget and the
 # tenant's in-flight cap are set far above what one worker can reach.
-POOL_LIMITS = {"POOL_MAX_IN_FLIGHT": "100000", "POOL_REQUESTS_PER_MINUTE": "100000000",
-               "POOL_TOKENS_PER_MINUTE": "1000000000000"}
+POOL_LIMITS = {
+    "POOL_MAX_IN_FLIGHT": "100000",
+    "POOL_REQUESTS_PER_MINUTE": "100000000",
+    "POOL_TOKENS_PER_MINUTE": "1000000000000",
+}
 TENANT_MAX_IN_FLIGHT = 100_000
-# Every connection of a benchmark process carries ``benchexec-<process>`` (libpq's PGAPPNAME),
-# so pg_stat_activity tells whose connection it is without touching the settings.
-APP_PREFIX = "benchexec-"
 ORCHESTRATION = ("relay", "ingress", "worker", "scheduler")
-TERMINAL_STATES = ("SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-SAMPLE_INVOICE = (
-    "ACME Supplies GmbH\nVAT ID: DE123456789\nIBAN: DE89 3704 0044 0532 0130 00\n"
-    "Invoice number: INV-2026-001\nInvoice date: 2026-11-02\nDue date: 2026-12-02\nCurrency: EUR\n"
-    "Widget 2 x 50.00 = 100.00\nNet total: 100.00 EUR\nVAT 19%: 19.00 EUR\nTotal: 119.00 EUR\n"
-)
-
-
-def admin_dsn(dbname: str = "postgres") -> str:
-    return f"host=127.0.0.1 port=5432 user=postgres dbname={dbname} application_name={APP_PREFIX}monitor"
-
-
-# --- /proc ---------------------------------------------------------------------------------------
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of one process (all its threads), or 0 once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def rss_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except FileNotFoundError:
-        pass
-    return 0
-
-
-def thread_count(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("Threads:"):
-                    return int(line.split()[1])
-    except FileNotFoundError:
-        pass
-    return 0
-
-
-def machine_busy_seconds() -> float:
-    """CPU seconds all cores spent busy since boot (everything but idle and iowait)."""
-    with open("/proc/stat") as handle:
-        values = [int(v) for v in handle.readline().split()[1:]]
-    return (sum(values[:8]) - values[3] - values[4]) / CLOCK_TICKS
+WORKER_CONCURRENCY = 300
+WORKER_POOL_MAX = 20
+INGRESS_CONCURRENCY = 8
 
 
 # --- the processes -------------------------------------------------------------------------------
 
-@dataclass
-class Services:
-    """The Procfile's execution processes and the simulator, on the benchmark's database and vhost."""
 
-    log_dir: Path
-    media_root: Path
-    probe_dir: Path | None
-    worker_concurrency: int = 300
-    worker_pool_max: int = 20
-    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
-    simulator_url: str = ""
+class Services(harness.Services):
+    """The Procfile's execution processes and the simulator in :data:`SANDBOX`; with a
+    ``probe_dir``, every process counts its transactions there (bench/probe/sitecustomize.py)."""
 
-    def base_env(self) -> dict[str, str]:
-        env = {
-            **os.environ,
-            "DJANGO_DEVELOPMENT": "1",
-            "POSTGRES_DB": DATABASE,
-            "BROKER_URL": BROKER_URL,
-            "REDIS_URL": REDIS_URL,
-            **POOL_LIMITS,
-            "MEDIA_ROOT": str(self.media_root),
-            "EXTRACTION_PROVIDER": "openai",
-            "OPENAI_BASE_URL": f"{self.simulator_url}/v1",
-            "OPENAI_API_KEY": "bench",
-            "LOG_LEVEL": "INFO",  # the deployed level: log lines per job are orchestration cost too
-        }
-        env.pop("PYTHONPATH", None)
-        return env
+    def __init__(self, *, log_dir: Path, media_root: Path, probe_dir: Path | None) -> None:
+        super().__init__(SANDBOX, log_dir=log_dir, media_root=media_root, **POOL_LIMITS)
+        self.probe_dir = probe_dir
 
-    def _start(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
-        env = {**self.base_env(), "PGAPPNAME": f"{APP_PREFIX}{name}", **extra_env}
+    def start(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
         if self.probe_dir is not None:
-            env["PYTHONPATH"] = str(PROBE_DIR)
-            env["BENCH_SQL_PROBE_FILE"] = str(self.probe_dir / f"{name}.json")
-        log = open(self.log_dir / f"{name}.log", "ab")
-        proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        log.close()
-        self.procs[name] = proc
-        return proc
-
-    def start_simulator(self, *, latency_seconds: float) -> None:
-        """The simulator, with the builtin extractor's answer memoized per document: the model
-        is not what is measured, and on two cores its CPU would be taken from orchestration."""
-        argv = [sys.executable, str(Path(__file__).resolve()), "simulator", "--latency", str(latency_seconds)]
-        env = {**self.base_env(), "PYTHONPATH": str(PROJECT_ROOT)}
-        proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
-        self.procs["simulator"] = proc
-        deadline = time.monotonic() + 60
-        assert proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                raise RuntimeError("simulator exited before listening")
-            if "listening on" in line:
-                self.simulator_url = line.strip().rsplit(" ", 1)[-1]
-                # Drain whatever else it prints so its pipe never fills.
-                threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-                return
-        raise RuntimeError("simulator not listening after 60 s")
+            extra_env = {
+                **extra_env,
+                "PYTHONPATH": str(PROBE_DIR),
+                "BENCH_SQL_PROBE_FILE": str(self.probe_dir / f"{name}.json"),
+            }
+        return super().start(name, argv, **extra_env)
 
     def start_orchestration(self) -> None:
-        py = sys.executable
-        celery = str(VENV_BIN / "celery")
-        common = ["--pool", "threads", "--without-mingle", "--without-gossip", "--loglevel", "INFO"]
-        self._start("relay", [py, "manage.py", "run_outbox_relay"])
-        self._start("ingress", [celery, "-A", "config", "worker", "-Q", "ingress", "--concurrency", "8",
-                                "-n", "ingress-bench@%h", *common], POSTGRES_POOL_MAX_SIZE="8")
-        self._start("worker", [celery, "-A", "config", "worker", "-Q", "llm",
-                               "--concurrency", str(self.worker_concurrency), "-n", "llm-bench@%h", *common],
-                    POSTGRES_POOL_MAX_SIZE=str(self.worker_pool_max))
-        self._start("scheduler", [py, "manage.py", "run_scheduler"])
-        for name in ("ingress", "worker"):
-            self._wait_for_log(name, "ready.")
-
-    def _wait_for_log(self, name: str, text: str, timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        path = self.log_dir / f"{name}.log"
-        while time.monotonic() < deadline:
-            if self.procs[name].poll() is not None:
-                raise RuntimeError(f"{name} exited: see {path}")
-            if text in path.read_text(errors="replace"):
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"{name} not ready after {timeout} s: see {path}")
-
-    def pid(self, name: str) -> int:
-        return self.procs[name].pid
-
-    def check_alive(self) -> None:
-        from tests.system import raise_if_any_exited
-
-        raise_if_any_exited(self.procs, self.log_dir)
-
-    def stop_all(self) -> None:
-        from tests.system import stop_process_groups
-
-        stop_process_groups(self.procs, grace_seconds=20)
-
-    # -- the simulator's HTTP control --------------------------------------------------------
-    def simulator_stats(self) -> dict[str, Any]:
-        with _DIRECT.open(f"{self.simulator_url}/_stats", timeout=10) as response:
-            return json.load(response)
-
-    def simulator_control(self, **changes: Any) -> None:
-        _post(f"{self.simulator_url}/_control", changes)
-
-    def simulator_reset(self) -> None:
-        _post(f"{self.simulator_url}/_reset", {})
-
-
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def _post(url: str, payload: dict[str, Any]) -> None:
-    request = urllib.request.Request(url, data=json.dumps(payload).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
-    with _DIRECT.open(request, timeout=10) as response:
-        response.read()
-
-
-def run_memoized_simulator(latency_seconds: float) -> None:
-    """``python bench/execution_lib.py simulator --latency S``: the project's simulator server
-    (constant latency, no faults) whose extractor runs once per distinct document."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-    from tests.simulator import SimulatorConfig, builtin_extractor, run_simulator
-
-    extract = builtin_extractor()
-    answers: dict[tuple[str, ...], dict] = {}
-
-    def memoized(document) -> dict:
-        key = tuple(document.pages)
-        answer = answers.get(key)
-        if answer is None:
-            answer = answers[key] = extract(document)
-        return answer
-
-    def announce(line: str) -> None:
-        print(line, flush=True)
-
-    run_simulator(SimulatorConfig(latency_mean_seconds=latency_seconds), extractor=memoized, announce=announce)
-
-
-# --- broker and database set-up ------------------------------------------------------------------
-
-def ensure_vhost() -> None:
-    subprocess.run(["rabbitmqctl", "add_vhost", VHOST], capture_output=True, check=False)
-    subprocess.run(["rabbitmqctl", "set_permissions", "-p", VHOST, "guest", ".*", ".*", ".*"],
-                   capture_output=True, check=True)
-
-
-def purge_queues() -> None:
-    from kombu import Connection
-
-    from config.topology import ALL_QUEUES, declare_topology
-
-    with Connection(BROKER_URL) as conn:
-        declare_topology(conn)
-        for queue in ALL_QUEUES:
-            queue(conn.default_channel).purge()
-
-
-def configure_django(media_root: Path) -> None:
-    os.environ.update({"DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": DATABASE, "BROKER_URL": BROKER_URL,
-                       "REDIS_URL": REDIS_URL, **POOL_LIMITS,
-                       "MEDIA_ROOT": str(media_root), "DJANGO_SETTINGS_MODULE": "config.settings",
-                       "PGAPPNAME": f"{APP_PREFIX}accepter"})
-    sys.path.insert(0, str(PROJECT_ROOT))
-    import django
-
-    django.setup()
-
-
-def ensure_database() -> None:
-    """Create and migrate the benchmark's database; ``migrate`` (seconds of start-up on a busy
-    machine) only when a migration file on disk is not applied yet."""
-    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{DATABASE}"')
-    on_disk = {(path.parent.parent.name, path.stem) for path in PROJECT_ROOT.glob("*/migrations/[0-9]*.py")}
-    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
-        try:
-            applied = set(conn.execute("SELECT app, name FROM django_migrations").fetchall())
-        except psycopg.errors.UndefinedTable:
-            applied = set()
-    if on_disk <= applied:
-        return
-    subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], cwd=PROJECT_ROOT, check=True,
-                   env={**os.environ, "DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": DATABASE})
-
-
-EXECUTION_TABLES = ("review_decisions", "extraction_results", "extraction_attempts", "execution_inbox",
-                    "quarantined_messages", "job_events", "outbox_events", "document_texts", "extraction_jobs")
-
-
-def reset_capacity_limiter() -> None:
-    """No permits or windows left over from an earlier run (our own Redis database)."""
-    import redis
-
-    client = redis.Redis.from_url(REDIS_URL)
-    keys = list(client.scan_iter("cap:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
-
-
-def reset_execution_tables() -> None:
-    """Every run starts from empty queue tables: a table grown by earlier runs would be
-    measured, not the code."""
-    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
-        conn.execute(f"TRUNCATE {', '.join(EXECUTION_TABLES)} CASCADE")
-        conn.execute("UPDATE accounts_tenantusage SET pending_jobs = 0, pending_bytes = 0, reserved_tokens = 0")
-        conn.execute(f"VACUUM ANALYZE {', '.join(EXECUTION_TABLES)}")
-        # The tenants' usage rows are updated by every accept and completion and read by every
-        # claim: the pages earlier runs left behind would be measured too (nothing else runs yet).
-        conn.execute("VACUUM FULL ANALYZE accounts_tenantusage")
-
-
-@dataclass(frozen=True)
-class BenchTenant:
-    tenant: Any
-    document: Any
-
-
-def make_tenant(label: str) -> BenchTenant:
-    """A tenant with one stored text invoice; every job of a phase extracts that document."""
-    from accounts.models import create_tenant
-    from extraction.intake.documents import store_document
-
-    from accounts.models import Tenant
-
-    tenant = create_tenant(slug=f"bench-{label}-{uuid.uuid4().hex[:6]}")
-    Tenant.objects.filter(pk=tenant.pk).update(max_in_flight=TENANT_MAX_IN_FLIGHT)
-    tenant.refresh_from_db()
-    document, _ = store_document(tenant=tenant, upload=io.BytesIO(SAMPLE_INVOICE.encode()), filename="invoice.txt")
-    return BenchTenant(tenant=tenant, document=document)
+        self.relay()
+        self.celery("ingress", "ingress", concurrency=INGRESS_CONCURRENCY, pool_max_size=INGRESS_CONCURRENCY)
+        self.celery("worker", "llm", concurrency=WORKER_CONCURRENCY, pool_max_size=WORKER_POOL_MAX)
+        self.scheduler()
+        self.wait_until_ready(["ingress", "worker"])
 
 
 # --- accepting jobs ------------------------------------------------------------------------------
+
 
 class AcceptTransactions:
     """Counts the accepter's own transactions (Django execute wrapper): they are not
@@ -384,17 +108,14 @@ class AcceptRun:
     refused: int
 
 
-def _accept_one(bench: BenchTenant, counter: AcceptTransactions) -> str:
-    from extraction.intake.acceptance import JobRequest, accept_job
-
-    request = JobRequest(document=bench.document, schema="invoice.v1", model_policy="default", options={},
-                         priority_class="batch", deadline_seconds=24 * 3600)
+def _accept_one(bench: harness.BenchTenant, counter: AcceptTransactions) -> str:
     counter.called()
-    return str(accept_job(tenant=bench.tenant, idempotency_key=uuid.uuid4().hex, request=request).job_id)
+    return harness.accept_one(bench)
 
 
-def accept_jobs(bench: BenchTenant, *, count: int, rate: float | None, counter: AcceptTransactions,
-                threads: int = 6) -> AcceptRun:
+def accept_jobs(
+    bench: harness.BenchTenant, *, count: int, rate: float | None, counter: AcceptTransactions, threads: int = 6
+) -> AcceptRun:
     """Accept ``count`` jobs through accept_job(): open loop at ``rate`` per second (job i is
     due at t0 + i/rate whatever happened before), or as fast as possible when rate is None."""
     from django.db import connection
@@ -432,15 +153,22 @@ def accept_jobs(bench: BenchTenant, *, count: int, rate: float | None, counter: 
         w.join()
     lags.sort()
     p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))] * 1000 if lags else 0.0
-    return AcceptRun(job_ids=job_ids, started_at=start, seconds=time.time() - start, send_lag_p99_ms=round(p99, 1),
-                     refused=sum(refused.values()))
+    return AcceptRun(
+        job_ids=job_ids,
+        started_at=start,
+        seconds=time.time() - start,
+        send_lag_p99_ms=round(p99, 1),
+        refused=sum(refused.values()),
+    )
 
 
 # --- reading PostgreSQL ------------------------------------------------------------------------
 
+
 def database_transactions(conn: psycopg.Connection) -> int:
-    row = conn.execute("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
-                       [DATABASE]).fetchone()
+    row = conn.execute(
+        "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s", [SANDBOX.database]
+    ).fetchone()
     return int(row[0])
 
 
@@ -455,14 +183,17 @@ def job_progress(conn: psycopg.Connection, tenant_id: uuid.UUID) -> tuple[int, i
     bench_statements += 2
     terminal = conn.execute(
         "SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state = ANY(%s)",
-        [tenant_id, list(TERMINAL_STATES)]).fetchone()[0]
+        [tenant_id, list(harness.TERMINAL_STATES)],
+    ).fetchone()[0]
     unpublished = conn.execute(
-        "SELECT count(*) FROM outbox_events WHERE tenant_id = %s AND published_at IS NULL", [tenant_id]).fetchone()[0]
+        "SELECT count(*) FROM outbox_events WHERE tenant_id = %s AND published_at IS NULL", [tenant_id]
+    ).fetchone()[0]
     return int(terminal), int(unpublished)
 
 
-def wait_until_done(conn: psycopg.Connection, tenant_id: uuid.UUID, count: int, *, timeout: float,
-                    services: Services) -> bool:
+def wait_until_done(
+    conn: psycopg.Connection, tenant_id: uuid.UUID, count: int, *, timeout: float, services: Services
+) -> bool:
     """All ``count`` jobs terminal and every outbox row of the tenant published (the completed
     events are orchestration work too)."""
     deadline = time.monotonic() + timeout
@@ -485,20 +216,16 @@ class JobTimes:
 def job_times(conn: psycopg.Connection, tenant_id: uuid.UUID) -> JobTimes:
     rows = conn.execute(
         "SELECT state, extract(epoch FROM created_at)::float8, extract(epoch FROM updated_at)::float8 "
-        "FROM extraction_jobs WHERE tenant_id = %s", [tenant_id]).fetchall()
+        "FROM extraction_jobs WHERE tenant_id = %s",
+        [tenant_id],
+    ).fetchall()
     states = Counter(r[0] for r in rows)
-    done = [r for r in rows if r[0] in TERMINAL_STATES]
+    done = [r for r in rows if r[0] in harness.TERMINAL_STATES]
     return JobTimes(states=dict(states), accepted_at=[r[1] for r in done], terminal_at=[r[2] for r in done])
 
 
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
-
-
 # --- sampling while a phase runs -----------------------------------------------------------------
+
 
 @dataclass
 class Sample:
@@ -523,7 +250,7 @@ class Sampler:
         self.backend_app: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._conn = psycopg.connect(admin_dsn(), autocommit=True)
+        self._conn = psycopg.connect(SANDBOX.dsn("postgres"), autocommit=True)
 
     def start(self) -> None:
         self.samples.clear()
@@ -542,18 +269,19 @@ class Sampler:
 
     def _sample_backends(self, *, first: bool) -> tuple[int, int]:
         rows = self._conn.execute(
-            "SELECT pid, application_name, state FROM pg_stat_activity WHERE datname = %s "
-            "AND application_name LIKE %s", [DATABASE, f"{APP_PREFIX}%"]).fetchall()
+            "SELECT pid, application_name, state FROM pg_stat_activity WHERE datname = %s AND application_name LIKE %s",
+            [SANDBOX.database, f"{SANDBOX.app_prefix}%"],
+        ).fetchall()
         open_, busy = 0, 0
         for pid, app, state in rows:
-            cpu = cpu_seconds(pid)
+            cpu = harness.cpu_seconds(pid)
             if pid not in self.backend_cpu_first:
                 # A backend already there at the start is measured from now; one born during
                 # the phase from its birth (its connection set-up is the phase's cost).
                 self.backend_cpu_first[pid] = cpu if first else 0.0
             self.backend_cpu_last[pid] = cpu
-            self.backend_app[pid] = app.removeprefix(APP_PREFIX)
-            if app == f"{APP_PREFIX}worker":
+            self.backend_app[pid] = app.removeprefix(SANDBOX.app_prefix)
+            if app == f"{SANDBOX.app_prefix}worker":
                 open_ += 1
                 busy += state != "idle"
         return open_, busy
@@ -567,7 +295,9 @@ class Sampler:
                 if time.monotonic() - last_sim >= 1.0:
                     last_sim = time.monotonic()
                     in_flight = self.services.simulator_stats()["concurrency"]["current"]
-                self.samples.append(Sample(time.time(), open_, busy, rss_bytes(self.services.pid("worker")), in_flight))
+                self.samples.append(
+                    Sample(time.time(), open_, busy, harness.rss_bytes(self.services.pid("worker")), in_flight)
+                )
             except Exception:  # noqa: BLE001 - a missed sample is a gap, not a failure
                 continue
 
@@ -582,6 +312,7 @@ class Sampler:
 
 
 # --- counters over a window -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Counters:
@@ -613,9 +344,9 @@ def read_counters(services: Services, conn: psycopg.Connection, probe_dir: Path 
     time.sleep(0.6 if probe_dir is not None else 0.0)
     return Counters(
         at=time.time(),
-        process_cpu={name: cpu_seconds(services.pid(name)) for name in (*ORCHESTRATION, "simulator")},
-        machine_busy=machine_busy_seconds(),
-        own_cpu=cpu_seconds(os.getpid()),
+        process_cpu={name: harness.cpu_seconds(services.pid(name)) for name in (*ORCHESTRATION, "simulator")},
+        machine_busy=harness.machine_busy_seconds(),
+        own_cpu=harness.cpu_seconds(os.getpid()),
         db_transactions=database_transactions(conn),
         bench_statements=bench_statements,
         probe=read_probe(probe_dir),
@@ -645,7 +376,7 @@ def probe_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, in
 # --- the floor -----------------------------------------------------------------------------------
 
 FLOOR_TABLE = "floor_jobs"
-# The same claim as extraction.execution.lifecycle._CLAIM_SQL, on the floor table, without the event and
+# The same claim as extraction/execution/lifecycle.sql's claim_fifo, on the floor table, without the event and
 # attempt rows: what any SKIP LOCKED queue must do at least.
 FLOOR_CLAIM_SQL = f"""
 WITH next AS (
@@ -673,7 +404,7 @@ UPDATE {FLOOR_TABLE}
 def fill_floor_table(count: int, tenant_id: uuid.UUID, document_id: uuid.UUID) -> None:
     """``floor_jobs``: the jobs table's columns, defaults, constraints and (partial) indexes,
     filled with ``count`` READY rows."""
-    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
+    with psycopg.connect(SANDBOX.dsn(app="setup"), autocommit=True) as conn:
         conn.execute(f"CREATE TABLE IF NOT EXISTS {FLOOR_TABLE} (LIKE extraction_jobs INCLUDING ALL)")
         conn.execute(f"TRUNCATE {FLOOR_TABLE}")
         conn.execute(
@@ -696,11 +427,11 @@ def fill_floor_table(count: int, tenant_id: uuid.UUID, document_id: uuid.UUID) -
 def _floor_process(index: int, ready, go, results) -> None:
     worker = f"floor-{index}"
     done = 0
-    with psycopg.connect(admin_dsn(DATABASE).replace("monitor", "floor")) as conn:
+    with psycopg.connect(SANDBOX.dsn(app="floor")) as conn:
         conn.execute("SELECT 1")
         conn.commit()
         backend = conn.info.backend_pid
-        cpu_at_start = cpu_seconds(os.getpid()) + cpu_seconds(backend)
+        cpu_at_start = harness.cpu_seconds(os.getpid()) + harness.cpu_seconds(backend)
         ready.release()
         go.wait()
         while True:
@@ -712,7 +443,7 @@ def _floor_process(index: int, ready, go, results) -> None:
             conn.commit()
             done += 1
         ended = time.time()
-        cpu = cpu_seconds(os.getpid()) + cpu_seconds(backend) - cpu_at_start
+        cpu = harness.cpu_seconds(os.getpid()) + harness.cpu_seconds(backend) - cpu_at_start
     results.put((done, ended, cpu))
 
 
@@ -736,39 +467,29 @@ def run_floor(processes: int, count: int) -> FloorRun:
         p.start()
     for _ in procs:
         ready.acquire(timeout=60)
-    wait_for_quiet_machine()
-    busy_at_start = machine_busy_seconds()
+    harness.wait_for_quiet_machine()
+    busy_at_start = harness.machine_busy_seconds()
     started = time.time()
     go.set()
     outcomes = [results.get(timeout=120) for _ in procs]
-    busy = machine_busy_seconds() - busy_at_start
+    busy = harness.machine_busy_seconds() - busy_at_start
     for p in procs:
         p.join()
     jobs = sum(done for done, _, _ in outcomes)
     seconds = max(end for _, end, _ in outcomes) - started
     cpu = sum(c for _, _, c in outcomes)
-    return FloorRun(processes=processes, jobs=jobs, seconds=round(seconds, 3), jobs_per_s=round(jobs / seconds, 1),
-                    cpu_ms_per_job=round(cpu * 1000 / max(jobs, 1), 3),
-                    other_processes_cores=round(max(0.0, busy - cpu) / seconds, 2))
-
-
-QUIET_CORES = 0.3
-
-
-def wait_for_quiet_machine(max_wait: float = 5.0) -> float:
-    """Wait (bounded) until the machine is at most QUIET_CORES busy over half a second; returns
-    the last reading. Other sessions share these two cores: a trial started during their burst
-    measures them."""
-    deadline = time.monotonic() + max_wait
-    while True:
-        busy = machine_busy_seconds()
-        time.sleep(0.5)
-        cores = (machine_busy_seconds() - busy) / 0.5
-        if cores <= QUIET_CORES or time.monotonic() > deadline:
-            return round(cores, 2)
+    return FloorRun(
+        processes=processes,
+        jobs=jobs,
+        seconds=round(seconds, 3),
+        jobs_per_s=round(jobs / seconds, 1),
+        cpu_ms_per_job=round(cpu * 1000 / max(jobs, 1), 3),
+        other_processes_cores=round(max(0.0, busy - cpu) / seconds, 2),
+    )
 
 
 # --- relay gate for the backlog ------------------------------------------------------------------
+
 
 def pause_relay(services: Services, conn: psycopg.Connection) -> None:
     """SIGSTOP the relay between its transactions (a relay stopped inside one would be cut off
@@ -778,7 +499,8 @@ def pause_relay(services: Services, conn: psycopg.Connection) -> None:
         os.kill(pid, signal.SIGSTOP)
         in_tx = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND state <> 'idle'",
-            [f"{APP_PREFIX}relay"]).fetchone()[0]
+            [f"{SANDBOX.app_prefix}relay"],
+        ).fetchone()[0]
         if not in_tx:
             return
         os.kill(pid, signal.SIGCONT)
@@ -788,15 +510,3 @@ def pause_relay(services: Services, conn: psycopg.Connection) -> None:
 
 def resume_relay(services: Services) -> None:
     os.kill(services.pid("relay"), signal.SIGCONT)
-
-
-def summarize(values: Iterable[float]) -> dict[str, float]:
-    values = list(values)
-    return {"p50": round(percentile(values, 0.50), 4), "p95": round(percentile(values, 0.95), 4),
-            "p99": round(percentile(values, 0.99), 4), "max": round(max(values), 4) if values else float("nan")}
-
-
-if __name__ == "__main__" and len(sys.argv) >= 2 and sys.argv[1] == "simulator":
-    sys.path.insert(0, str(PROJECT_ROOT))
-    latency = float(sys.argv[sys.argv.index("--latency") + 1]) if "--latency" in sys.argv else 0.0
-    run_memoized_simulator(latency)

@@ -1,5 +1,6 @@
 """Routes of the accept benchmark's floor views, included under ``/bench/floor/`` when
 ``BENCH_FLOOR_VIEWS=1``."""
+
 from __future__ import annotations
 
 from django.urls import path

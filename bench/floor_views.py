@@ -9,6 +9,7 @@ is the price of DRF, authentication, validation and admission. Mounted only when
 The SQL is shared with the psycopg floor of ``bench/accept_bench.py`` so both floors issue the
 same statements with the same parameters.
 """
+
 from __future__ import annotations
 
 import functools
@@ -57,8 +58,15 @@ class FloorTarget:
 
 
 def job_params(target: FloorTarget, *, job_id: uuid.UUID, idempotency_key: str) -> list[object]:
-    return [job_id, target.tenant_id, target.document_id, target.document_version, idempotency_key,
-            FLOOR_REQUEST_HASH, target.document_size]
+    return [
+        job_id,
+        target.tenant_id,
+        target.document_id,
+        target.document_version,
+        idempotency_key,
+        FLOOR_REQUEST_HASH,
+        target.document_size,
+    ]
 
 
 def outbox_params(target: FloorTarget, *, job_id: uuid.UUID) -> list[object]:

@@ -14,6 +14,7 @@ Usable alone::
 
     .venv/bin/python bench/loadgen.py http://127.0.0.1:8000/bench/floor/accept --rate 500 --duration 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,10 +24,16 @@ import ipaddress
 import json
 import math
 import socket
+import sys
 import uuid
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import percentile  # noqa: E402
 
 # Requests in flight at once. Past this, a due request waits for a slot, and the wait counts
 # in its latency like any other queueing.
@@ -53,7 +60,7 @@ class Target:
     accept_status: int = 202
 
     @classmethod
-    def from_url(cls, url: str, **kwargs) -> "Target":
+    def from_url(cls, url: str, **kwargs) -> Target:
         parts = urlsplit(url)
         if parts.scheme != "http" or parts.hostname is None:
             raise ValueError(f"Only http:// URLs with a host are supported, not {url!r}.")
@@ -96,15 +103,6 @@ class LoadResult:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def percentile(sorted_values: list[float], pct: float) -> float:
-    """Nearest-rank percentile of an ascending list (no interpolation: a reported p99 is a
-    latency some request really had)."""
-    if not sorted_values:
-        return math.inf
-    rank = max(1, math.ceil(pct / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
 
 
 def _finite(value: float) -> float | None:
@@ -172,7 +170,7 @@ async def run_open_loop(
         try:
             async with slots:
                 outcome = await _one_request(target, payload, deadline)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             outcome = "timeout"
         except OSError as exc:
             outcome = type(exc).__name__
@@ -201,11 +199,11 @@ async def run_open_loop(
         accepted=accepted,
         accepted_per_s=round(accepted / span, 1) if span > 0 else 0.0,
         outcomes=dict(sorted(outcomes.items())),
-        p50_ms=_finite(percentile(ordered, 50) * 1000),
-        p95_ms=_finite(percentile(ordered, 95) * 1000),
-        p99_ms=_finite(percentile(ordered, 99) * 1000),
+        p50_ms=_finite(percentile(ordered, 0.50) * 1000),
+        p95_ms=_finite(percentile(ordered, 0.95) * 1000),
+        p99_ms=_finite(percentile(ordered, 0.99) * 1000),
         max_ms=_finite(ordered[-1] * 1000),
-        send_lag_p99_ms=round(percentile(sorted(send_lags), 99) * 1000, 3),
+        send_lag_p99_ms=round(percentile(send_lags, 0.99) * 1000, 3),
     )
 
 
@@ -238,8 +236,9 @@ def main() -> None:
     if args.body:
         headers.setdefault("Content-Type", "application/json")
     try:
-        target = Target.from_url(args.url, method=args.method, body=args.body.encode(), headers=headers,
-                                 accept_status=args.accept_status)
+        target = Target.from_url(
+            args.url, method=args.method, body=args.body.encode(), headers=headers, accept_status=args.accept_status
+        )
         check_loopback(target.host)
     except ValueError as exc:
         parser.error(str(exc))

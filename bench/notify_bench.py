@@ -1,22 +1,12 @@
 """Notification latency: from a job transition's COMMIT to the WebSocket frame a client receives.
 
-Runs the real path: the transition (``take_in_requested_event``: ACCEPTED → READY, a job_events
-row and its NOTIFY in one transaction) → the notifier process (LISTEN, read, group_send on
-channels-redis) → daphne's ``/ws/jobs/`` consumer → a WebSocket client (aiohttp) subscribed to
-all of the tenant's jobs.
-
-Method: open loop. Transition *i* is due at ``t0 + i/R``; a few driver threads commit them on
-time whatever the pipeline does. Latency = frame received (client clock) − transition COMMIT
-returned (driver clock, same host, same ``time.time()``). A frame that never arrives within
-5 s counts as infinitely slow. Also reported: the same measured from ``job_events.created_at``
-(the database's transaction start, so an upper bound that includes the transaction itself).
-
-    createdb -h 127.0.0.1 -U postgres bench_notify          # once
-    DJANGO_DEVELOPMENT=1 POSTGRES_DB=bench_notify .venv/bin/python manage.py migrate
     .venv/bin/python bench/notify_bench.py --rate 50 --duration 20 [--clients 1]
 
-Target (issue 6, point 10): p99 ≤ 100 ms.
+Open loop through the real path: the transition and its NOTIFY, the notifier, daphne's
+``/ws/jobs/`` consumer, WebSocket clients. POSTGRES_DB (default ``bench_notify``) must name a
+bench* database. Target (issue 6, point 10): p99 ≤ 100 ms. Method: bench/README.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,62 +14,37 @@ import asyncio
 import json
 import math
 import os
-import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_DEVELOPMENT", "1")
-os.environ.setdefault("POSTGRES_DB", "bench_notify")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import harness  # noqa: E402
+from tests.system import SystemProcesses  # noqa: E402
 
-def percentile(values: list[float], fraction: float) -> float:
-    """Nearest rank; missing frames are +inf, so a p99 is finite only if 99 % arrived."""
-    ordered = sorted(values)
-    if not ordered:
-        return math.inf
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+DEFAULT_DATABASE = "bench_notify"
 
 
 def prepare_jobs(count: int) -> tuple[str, str, list[tuple[str, uuid.UUID, dict]]]:
     """A fresh tenant, its token, and ``count`` ACCEPTED jobs with their requested events."""
-    from django.core.files.uploadedfile import SimpleUploadedFile
     from django.db import connection
 
-    from accounts.models import ApiToken, Tenant, create_tenant
-    from extraction.intake.acceptance import JobRequest, accept_job
-    from extraction.intake.documents import store_document
+    from accounts.models import ApiToken
     from extraction.models import OutboxEvent
 
-    tenant = create_tenant(slug=f"bench-notify-{uuid.uuid4().hex[:8]}")
-    Tenant.objects.filter(pk=tenant.pk).update(max_pending_jobs=10**9, max_pending_bytes=10**15,
-                                               max_reserved_tokens=10**15, daily_spend_limit_micros=10**15)
-    tenant.refresh_from_db()
-    _, raw = ApiToken.issue(tenant=tenant)
-    document, _ = store_document(tenant=tenant, upload=SimpleUploadedFile("i.txt", b"Invoice 1\nTotal 1.00 EUR\n"),
-                                 filename="i.txt")
+    bench = harness.make_tenant("bench-notify")
+    _, raw = ApiToken.issue(tenant=bench.tenant)
     jobs = []
     for _ in range(count):
-        accepted = accept_job(tenant=tenant, idempotency_key=uuid.uuid4().hex, request=JobRequest(
-            document=document, schema="invoice.v1", model_policy="default", options={},
-            priority_class="batch", deadline_seconds=3600))
-        event = OutboxEvent.objects.get(job_id=accepted.job_id, event_type="extraction.requested.v1")
-        jobs.append((str(accepted.job_id), event.event_id, event.payload))
+        job_id = harness.accept_one(bench)
+        event = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
+        jobs.append((job_id, event.event_id, event.payload))
     connection.close()
-    return str(tenant.pk), raw, jobs
+    return str(bench.tenant.pk), raw, jobs
 
 
 def drive_transitions(jobs: list, rate: float, t0: float, committed: dict[str, float], threads: int) -> None:
@@ -106,12 +71,15 @@ def drive_transitions(jobs: list, rate: float, t0: float, committed: dict[str, f
         thread.join()
 
 
-async def listen(ws_url: str, token: str, received: dict[str, float], ready: asyncio.Event,
-                 done: asyncio.Event) -> None:
+async def listen(
+    ws_url: str, token: str, received: dict[str, float], ready: asyncio.Event, done: asyncio.Event
+) -> None:
     import aiohttp
 
-    async with aiohttp.ClientSession() as session, session.ws_connect(
-            ws_url, protocols=("jobs.v1", f"token.{token}"), origin="http://127.0.0.1") as ws:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(ws_url, protocols=("jobs.v1", f"token.{token}"), origin="http://127.0.0.1") as ws,
+    ):
         await ws.send_json({"type": "subscribe", "job_id": None, "cursor": None})
         while not done.is_set():
             try:
@@ -128,25 +96,20 @@ async def listen(ws_url: str, token: str, received: dict[str, float], ready: asy
                 received.setdefault(frame["job_id"], now)
 
 
-def start_processes(port: int) -> list[subprocess.Popen]:
-    """daphne on ``port`` and one notifier; their output goes to bench/results/notify_processes.log."""
-    env = {**os.environ, "LOG_LEVEL": "WARNING"}
-    results_dir = ROOT / "bench" / "results"
-    results_dir.mkdir(parents=True, exist_ok=True)
-    with (results_dir / "notify_processes.log").open("ab") as log:
-        return [
-            subprocess.Popen([str(Path(sys.executable).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port),
-                              "config.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True),
-            subprocess.Popen([sys.executable, "manage.py", "run_notifier"], cwd=ROOT, env=env, stdout=log,
-                             stderr=subprocess.STDOUT, start_new_session=True),
-        ]
+def start_processes(port: int) -> SystemProcesses:
+    """daphne on ``port`` and one notifier; their output goes to bench/results/notify-logs/."""
+    log_dir = harness.RESULTS_DIR / "notify-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    processes = SystemProcesses(env={**os.environ, "LOG_LEVEL": "WARNING"}, log_dir=log_dir)
+    processes.start(
+        "daphne", [str(harness.VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"]
+    )
+    processes.start("notifier", [sys.executable, "manage.py", "run_notifier"])
+    return processes
 
 
 async def run(args: argparse.Namespace) -> dict:
-    import django
-
-    django.setup()
+    harness.setup_django()
     from django.db import connection
 
     from extraction.models import JobEvent
@@ -155,8 +118,8 @@ async def run(args: argparse.Namespace) -> dict:
     print(f"preparing {count} jobs …", flush=True)
     tenant_id, token, jobs = await asyncio.to_thread(prepare_jobs, count)
 
-    port = free_port()
-    procs = start_processes(port)
+    port = harness.free_loopback_port()
+    processes = start_processes(port)
     try:
         deadline = time.monotonic() + 30
         while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
@@ -192,27 +155,18 @@ async def run(args: argparse.Namespace) -> dict:
                 got = received.get(job_id)
                 from_commit.append((got - committed[job_id]) * 1000 if got and job_id in committed else math.inf)
                 from_created.append((got - started[job_id]) * 1000 if got and job_id in started else math.inf)
-        summary = {
-            "rate_per_s": args.rate, "duration_s": args.duration, "clients": args.clients,
-            "transitions": count, "frames_expected": len(from_commit),
+        return {
+            "rate_per_s": args.rate,
+            "duration_s": args.duration,
+            "clients": args.clients,
+            "transitions": count,
+            "frames_expected": len(from_commit),
             "frames_missing": sum(1 for v in from_commit if v == math.inf),
-            "from_commit_ms": {p: round(percentile(from_commit, q), 2) for p, q in
-                               (("p50", .5), ("p95", .95), ("p99", .99), ("max", 1.0))},
-            "from_created_at_ms": {p: round(percentile(from_created, q), 2) for p, q in
-                                   (("p50", .5), ("p95", .95), ("p99", .99), ("max", 1.0))},
+            "from_commit_ms": harness.summarize(from_commit, ndigits=2),
+            "from_created_at_ms": harness.summarize(from_created, ndigits=2),
         }
-        return summary
     finally:
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+        processes.stop_all()
 
 
 def main() -> None:
@@ -222,12 +176,13 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=1, help="WebSocket clients, each subscribed to the tenant")
     parser.add_argument("--threads", type=int, default=4, help="transition driver threads")
     args = parser.parse_args()
-    if not os.environ["POSTGRES_DB"].startswith("bench"):
-        raise SystemExit("POSTGRES_DB must name a bench database (it gets a tenant and jobs added)")
+    harness.ensure_database(harness.own_database(DEFAULT_DATABASE))
     summary = asyncio.run(run(args))
+    harness.publish_results("notify_bench", lambda: print_report(summary), summary)
+
+
+def print_report(summary: dict) -> None:
     print(json.dumps(summary, indent=2))
-    out = ROOT / "bench" / "results" / "notify.json"
-    out.write_text(json.dumps(summary, indent=2))
     target = summary["from_commit_ms"]["p99"]
     print(f"p99 commit → frame: {target} ms (target ≤ 100 ms): {'OK' if target <= 100 else 'MISSED'}")
 

@@ -10,6 +10,7 @@ XML's ground truth as an ``invoice.v1`` answer whose every evidence span is exac
 
 Run as a script to see a rendering: ``python bench/render_invoice_xml.py FILE.xml``.
 """
+
 from __future__ import annotations
 
 import re
@@ -92,6 +93,7 @@ class StructuredInvoice:
 
 # --- namespace-agnostic XML access -----------------------------------------------------------------
 
+
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
@@ -130,6 +132,7 @@ def _amount_in(elements: list[ET.Element], currency: str | None) -> str | None:
 
 # --- UBL -------------------------------------------------------------------------------------------
 
+
 def _ubl_party(party: ET.Element | None) -> Party:
     vat_id = None
     for scheme in _children(party, "PartyTaxScheme"):
@@ -138,8 +141,11 @@ def _ubl_party(party: ET.Element | None) -> Party:
     address = _find(party, "PostalAddress")
     return Party(
         name=_text(party, "PartyLegalEntity", "RegistrationName") or _text(party, "PartyName", "Name"),
-        vat_id=vat_id, street=_text(address, "StreetName"), city=_text(address, "CityName"),
-        postcode=_text(address, "PostalZone"), country=_text(address, "Country", "IdentificationCode"),
+        vat_id=vat_id,
+        street=_text(address, "StreetName"),
+        city=_text(address, "CityName"),
+        postcode=_text(address, "PostalZone"),
+        country=_text(address, "Country", "IdentificationCode"),
     )
 
 
@@ -148,56 +154,102 @@ def _parse_ubl(root: ET.Element) -> StructuredInvoice:
     currency = _text(root, "DocumentCurrencyCode")
     means = _children(root, "PaymentMeans")
     account = next((_text(m, "PayeeFinancialAccount", "ID") for m in means if _find(m, "PayeeFinancialAccount")), None)
-    bic = next((_text(m, "PayeeFinancialAccount", "FinancialInstitutionBranch", "ID") for m in means
-                if _find(m, "PayeeFinancialAccount", "FinancialInstitutionBranch")), None)
+    bic = next(
+        (
+            _text(m, "PayeeFinancialAccount", "FinancialInstitutionBranch", "ID")
+            for m in means
+            if _find(m, "PayeeFinancialAccount", "FinancialInstitutionBranch")
+        ),
+        None,
+    )
     lines = []
     for line in _children(root, "CreditNoteLine" if credit else "InvoiceLine"):
         quantity = _find(line, "CreditedQuantity" if credit else "InvoicedQuantity")
-        lines.append(Line(
-            line_id=_text(line, "ID"), name=_text(line, "Item", "Name"),
-            quantity=_text(line, "CreditedQuantity" if credit else "InvoicedQuantity"),
-            unit=quantity.get("unitCode") if quantity is not None else None,
-            unit_price=_text(line, "Price", "PriceAmount"), base_quantity=_text(line, "Price", "BaseQuantity"),
-            net_amount=_text(line, "LineExtensionAmount"),
-            tax_category=_text(line, "Item", "ClassifiedTaxCategory", "ID"),
-            tax_rate=_text(line, "Item", "ClassifiedTaxCategory", "Percent"),
-        ))
+        lines.append(
+            Line(
+                line_id=_text(line, "ID"),
+                name=_text(line, "Item", "Name"),
+                quantity=_text(line, "CreditedQuantity" if credit else "InvoicedQuantity"),
+                unit=quantity.get("unitCode") if quantity is not None else None,
+                unit_price=_text(line, "Price", "PriceAmount"),
+                base_quantity=_text(line, "Price", "BaseQuantity"),
+                net_amount=_text(line, "LineExtensionAmount"),
+                tax_category=_text(line, "Item", "ClassifiedTaxCategory", "ID"),
+                tax_rate=_text(line, "Item", "ClassifiedTaxCategory", "Percent"),
+            )
+        )
     tax_totals = _children(root, "TaxTotal")
-    main_tax = next((t for t in tax_totals if _find(t, "TaxAmount") is not None
-                     and _find(t, "TaxAmount").get("currencyID") == currency), tax_totals[0] if tax_totals else None)
-    groups = [TaxGroup(category=_text(s, "TaxCategory", "ID"), rate=_text(s, "TaxCategory", "Percent"),
-                       taxable=_text(s, "TaxableAmount"), tax=_text(s, "TaxAmount"))
-              for s in _children(main_tax, "TaxSubtotal")]
+    main_tax = next(
+        (
+            t
+            for t in tax_totals
+            if _find(t, "TaxAmount") is not None and _find(t, "TaxAmount").get("currencyID") == currency
+        ),
+        tax_totals[0] if tax_totals else None,
+    )
+    groups = [
+        TaxGroup(
+            category=_text(s, "TaxCategory", "ID"),
+            rate=_text(s, "TaxCategory", "Percent"),
+            taxable=_text(s, "TaxableAmount"),
+            tax=_text(s, "TaxAmount"),
+        )
+        for s in _children(main_tax, "TaxSubtotal")
+    ]
     totals = _find(root, "LegalMonetaryTotal")
     return StructuredInvoice(
         syntax="UBL-CreditNote" if credit else "UBL-Invoice",
         type_code=_text(root, "CreditNoteTypeCode" if credit else "InvoiceTypeCode"),
-        number=_text(root, "ID"), issue_date=_text(root, "IssueDate"),
-        due_date=_text(root, "DueDate") or next((_text(m, "PaymentDueDate") for m in means if _text(m, "PaymentDueDate")), None),
+        number=_text(root, "ID"),
+        issue_date=_text(root, "IssueDate"),
+        due_date=_text(root, "DueDate")
+        or next((_text(m, "PaymentDueDate") for m in means if _text(m, "PaymentDueDate")), None),
         currency=currency,
         seller=_ubl_party(_find(root, "AccountingSupplierParty", "Party")),
         buyer=_ubl_party(_find(root, "AccountingCustomerParty", "Party")),
-        account=account, bic=bic, lines=lines,
-        allowances_charges=[AllowanceCharge(is_charge=_text(a, "ChargeIndicator") == "true", amount=_text(a, "Amount") or "0",
-                                            reason=_text(a, "AllowanceChargeReason"))
-                            for a in _children(root, "AllowanceCharge")],
-        tax_groups=groups, line_total=_text(totals, "LineExtensionAmount"),
+        account=account,
+        bic=bic,
+        lines=lines,
+        allowances_charges=[
+            AllowanceCharge(
+                is_charge=_text(a, "ChargeIndicator") == "true",
+                amount=_text(a, "Amount") or "0",
+                reason=_text(a, "AllowanceChargeReason"),
+            )
+            for a in _children(root, "AllowanceCharge")
+        ],
+        tax_groups=groups,
+        line_total=_text(totals, "LineExtensionAmount"),
         net_total=_text(totals, "TaxExclusiveAmount"),
         tax_total=_amount_in([t for tt in tax_totals for t in _children(tt, "TaxAmount")], currency),
-        gross_total=_text(totals, "TaxInclusiveAmount"), prepaid=_text(totals, "PrepaidAmount"),
-        rounding=_text(totals, "PayableRoundingAmount"), amount_due=_text(totals, "PayableAmount"),
+        gross_total=_text(totals, "TaxInclusiveAmount"),
+        prepaid=_text(totals, "PrepaidAmount"),
+        rounding=_text(totals, "PayableRoundingAmount"),
+        amount_due=_text(totals, "PayableAmount"),
     )
 
 
 # --- CII -------------------------------------------------------------------------------------------
 
+
 def _cii_party(party: ET.Element | None) -> Party:
-    vat_id = next((r.text.strip() for r in (_find(reg, "ID") for reg in _children(party, "SpecifiedTaxRegistration"))
-                   if r is not None and r.get("schemeID") == "VA" and r.text), None)
+    vat_id = next(
+        (
+            r.text.strip()
+            for r in (_find(reg, "ID") for reg in _children(party, "SpecifiedTaxRegistration"))
+            if r is not None and r.get("schemeID") == "VA" and r.text
+        ),
+        None,
+    )
     address = _find(party, "PostalTradeAddress")
-    return Party(name=_text(party, "Name"), vat_id=vat_id, street=_text(address, "LineOne"),
-                 city=_text(address, "CityName"), postcode=_text(address, "PostcodeCode"),
-                 country=_text(address, "CountryID"))
+    return Party(
+        name=_text(party, "Name"),
+        vat_id=vat_id,
+        street=_text(address, "LineOne"),
+        city=_text(address, "CityName"),
+        postcode=_text(address, "PostcodeCode"),
+        country=_text(address, "CountryID"),
+    )
 
 
 def _parse_cii(root: ET.Element) -> StructuredInvoice:
@@ -207,44 +259,83 @@ def _parse_cii(root: ET.Element) -> StructuredInvoice:
     settlement = _find(transaction, "ApplicableHeaderTradeSettlement")
     currency = _text(settlement, "InvoiceCurrencyCode")
     means = _children(settlement, "SpecifiedTradeSettlementPaymentMeans")
-    account = next((_text(m, "PayeePartyCreditorFinancialAccount", "IBANID")
-                    or _text(m, "PayeePartyCreditorFinancialAccount", "ProprietaryID")
-                    for m in means if _find(m, "PayeePartyCreditorFinancialAccount") is not None), None)
-    bic = next((_text(m, "PayeeSpecifiedCreditorFinancialInstitution", "BICID") for m in means
-                if _find(m, "PayeeSpecifiedCreditorFinancialInstitution") is not None), None)
+    account = next(
+        (
+            _text(m, "PayeePartyCreditorFinancialAccount", "IBANID")
+            or _text(m, "PayeePartyCreditorFinancialAccount", "ProprietaryID")
+            for m in means
+            if _find(m, "PayeePartyCreditorFinancialAccount") is not None
+        ),
+        None,
+    )
+    bic = next(
+        (
+            _text(m, "PayeeSpecifiedCreditorFinancialInstitution", "BICID")
+            for m in means
+            if _find(m, "PayeeSpecifiedCreditorFinancialInstitution") is not None
+        ),
+        None,
+    )
     lines = []
     for item in _children(transaction, "IncludedSupplyChainTradeLineItem"):
         price = _find(item, "SpecifiedLineTradeAgreement", "NetPriceProductTradePrice")
         quantity = _find(item, "SpecifiedLineTradeDelivery", "BilledQuantity")
         tax = _find(item, "SpecifiedLineTradeSettlement", "ApplicableTradeTax")
-        lines.append(Line(
-            line_id=_text(item, "AssociatedDocumentLineDocument", "LineID"),
-            name=_text(item, "SpecifiedTradeProduct", "Name"),
-            quantity=_text(quantity), unit=quantity.get("unitCode") if quantity is not None else None,
-            unit_price=_text(price, "ChargeAmount"), base_quantity=_text(price, "BasisQuantity"),
-            net_amount=_text(item, "SpecifiedLineTradeSettlement", "SpecifiedTradeSettlementLineMonetarySummation",
-                             "LineTotalAmount"),
-            tax_category=_text(tax, "CategoryCode"), tax_rate=_text(tax, "RateApplicablePercent"),
-        ))
+        lines.append(
+            Line(
+                line_id=_text(item, "AssociatedDocumentLineDocument", "LineID"),
+                name=_text(item, "SpecifiedTradeProduct", "Name"),
+                quantity=_text(quantity),
+                unit=quantity.get("unitCode") if quantity is not None else None,
+                unit_price=_text(price, "ChargeAmount"),
+                base_quantity=_text(price, "BasisQuantity"),
+                net_amount=_text(
+                    item,
+                    "SpecifiedLineTradeSettlement",
+                    "SpecifiedTradeSettlementLineMonetarySummation",
+                    "LineTotalAmount",
+                ),
+                tax_category=_text(tax, "CategoryCode"),
+                tax_rate=_text(tax, "RateApplicablePercent"),
+            )
+        )
     totals = _find(settlement, "SpecifiedTradeSettlementHeaderMonetarySummation")
     return StructuredInvoice(
-        syntax="CII", type_code=_text(document, "TypeCode"), number=_text(document, "ID"),
+        syntax="CII",
+        type_code=_text(document, "TypeCode"),
+        number=_text(document, "ID"),
         issue_date=_iso(_text(document, "IssueDateTime", "DateTimeString")),
         due_date=_iso(_text(settlement, "SpecifiedTradePaymentTerms", "DueDateDateTime", "DateTimeString")),
         currency=currency,
         seller=_cii_party(_find(agreement, "SellerTradeParty")),
         buyer=_cii_party(_find(agreement, "BuyerTradeParty")),
-        account=account, bic=bic, lines=lines,
-        allowances_charges=[AllowanceCharge(is_charge=_text(a, "ChargeIndicator", "Indicator") == "true",
-                                            amount=_text(a, "ActualAmount") or "0", reason=_text(a, "Reason"))
-                            for a in _children(settlement, "SpecifiedTradeAllowanceCharge")],
-        tax_groups=[TaxGroup(category=_text(t, "CategoryCode"), rate=_text(t, "RateApplicablePercent"),
-                             taxable=_text(t, "BasisAmount"), tax=_text(t, "CalculatedAmount"))
-                    for t in _children(settlement, "ApplicableTradeTax")],
-        line_total=_text(totals, "LineTotalAmount"), net_total=_text(totals, "TaxBasisTotalAmount"),
+        account=account,
+        bic=bic,
+        lines=lines,
+        allowances_charges=[
+            AllowanceCharge(
+                is_charge=_text(a, "ChargeIndicator", "Indicator") == "true",
+                amount=_text(a, "ActualAmount") or "0",
+                reason=_text(a, "Reason"),
+            )
+            for a in _children(settlement, "SpecifiedTradeAllowanceCharge")
+        ],
+        tax_groups=[
+            TaxGroup(
+                category=_text(t, "CategoryCode"),
+                rate=_text(t, "RateApplicablePercent"),
+                taxable=_text(t, "BasisAmount"),
+                tax=_text(t, "CalculatedAmount"),
+            )
+            for t in _children(settlement, "ApplicableTradeTax")
+        ],
+        line_total=_text(totals, "LineTotalAmount"),
+        net_total=_text(totals, "TaxBasisTotalAmount"),
         tax_total=_amount_in(_children(totals, "TaxTotalAmount"), currency),
-        gross_total=_text(totals, "GrandTotalAmount"), prepaid=_text(totals, "TotalPrepaidAmount"),
-        rounding=_text(totals, "RoundingAmount"), amount_due=_text(totals, "DuePayableAmount"),
+        gross_total=_text(totals, "GrandTotalAmount"),
+        prepaid=_text(totals, "TotalPrepaidAmount"),
+        rounding=_text(totals, "RoundingAmount"),
+        amount_due=_text(totals, "DuePayableAmount"),
     )
 
 
@@ -259,6 +350,7 @@ def parse_invoice_xml(data: bytes) -> StructuredInvoice:
 
 
 # --- rendering -------------------------------------------------------------------------------------
+
 
 class _Page:
     """Text being written, and where each field's value landed in it."""
@@ -322,9 +414,12 @@ def render_text(invoice: StructuredInvoice) -> tuple[str, dict[str, tuple[int, i
             prefix = f"lines[{index}]"
             price = line.unit_price or ""
             page.line(
-                line.line_id or str(index + 1), (f"{prefix}.description", (line.name or "")[:40]),
-                (f"{prefix}.quantity", line.quantity), (f"{prefix}.unit_price", price),
-                (f"{prefix}.tax_rate", line.tax_rate), (f"{prefix}.net_amount", line.net_amount),
+                line.line_id or str(index + 1),
+                (f"{prefix}.description", (line.name or "")[:40]),
+                (f"{prefix}.quantity", line.quantity),
+                (f"{prefix}.unit_price", price),
+                (f"{prefix}.tax_rate", line.tax_rate),
+                (f"{prefix}.net_amount", line.net_amount),
                 width=widths,
             )
             if line.base_quantity and line.base_quantity not in ("1", "1.0", "1.00", "1.0000"):
@@ -350,15 +445,19 @@ def render_text(invoice: StructuredInvoice) -> tuple[str, dict[str, tuple[int, i
     page.blank()
     if invoice.account:
         label = "IBAN: " if _IBAN_SHAPE.fullmatch(re.sub(r"\s", "", invoice.account)) else "Account: "
-        page.line("Payment by transfer to ", label, ("supplier.iban", invoice.account) if label == "IBAN: "
-                  else invoice.account)
+        page.line(
+            "Payment by transfer to ",
+            label,
+            ("supplier.iban", invoice.account) if label == "IBAN: " else invoice.account,
+        )
         if invoice.bic:
             page.line("BIC: ", invoice.bic)
     return page.text, page.spans
 
 
-def _field(path: str, value: str | None, text: str, spans: dict[str, tuple[int, int]],
-           normalize=lambda v: v) -> dict[str, Any]:
+def _field(
+    path: str, value: str | None, text: str, spans: dict[str, tuple[int, int]], normalize=lambda v: v
+) -> dict[str, Any]:
     if value is None or path not in spans:
         return {"value": None, "evidence": None}
     start, end = spans[path]
@@ -367,23 +466,29 @@ def _field(path: str, value: str | None, text: str, spans: dict[str, tuple[int, 
 
 def truth_as_invoice_v1(invoice: StructuredInvoice, text: str, spans: dict[str, tuple[int, int]]) -> dict[str, Any]:
     """The XML's values as a correct ``invoice.v1`` answer, every value evidenced in ``text``."""
+
     def f(path: str, value: str | None, normalize=lambda v: v) -> dict[str, Any]:
         return _field(path, value, text, spans, normalize)
 
-    compact = lambda v: re.sub(r"\s", "", v)
-    # invoice.v1 decimal strings: "64." as written in one XML is "64".
-    number = lambda v: format(Decimal(v), "f")
+    def compact(v: str) -> str:
+        return re.sub(r"\s", "", v)
+
+    def number(v: str) -> str:  # invoice.v1 decimal strings: "64." as written in one XML is "64".
+        return format(Decimal(v), "f")
+
     lines = []
     for index, line in enumerate(invoice.lines):
         prefix = f"lines[{index}]"
-        lines.append({
-            "description": f(f"{prefix}.description", (line.name or "")[:40] or None),
-            "quantity": f(f"{prefix}.quantity", line.quantity, number),
-            "unit_price": f(f"{prefix}.unit_price", line.unit_price, number),
-            "net_amount": f(f"{prefix}.net_amount", line.net_amount, number),
-            "tax_rate": f(f"{prefix}.tax_rate", line.tax_rate, number),
-            "tax_amount": {"value": None, "evidence": None},  # EN 16931 has no line VAT amount
-        })
+        lines.append(
+            {
+                "description": f(f"{prefix}.description", (line.name or "")[:40] or None),
+                "quantity": f(f"{prefix}.quantity", line.quantity, number),
+                "unit_price": f(f"{prefix}.unit_price", line.unit_price, number),
+                "net_amount": f(f"{prefix}.net_amount", line.net_amount, number),
+                "tax_rate": f(f"{prefix}.tax_rate", line.tax_rate, number),
+                "tax_amount": {"value": None, "evidence": None},  # EN 16931 has no line VAT amount
+            }
+        )
     return {
         "schema": "invoice.v1",
         "document_type": f("document_type", "credit_note" if invoice.is_credit_note else "invoice"),
@@ -410,7 +515,7 @@ def truth_as_invoice_v1(invoice: StructuredInvoice, text: str, spans: dict[str, 
 @dataclass(frozen=True)
 class RenderedInvoice:
     text: str
-    truth: dict[str, Any]       # invoice.v1 with exact evidence
+    truth: dict[str, Any]  # invoice.v1 with exact evidence
     structured: StructuredInvoice
 
 

@@ -2,46 +2,18 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/stack_floor.py [--quick]
+    .venv/bin/python bench/stack_floor.py [--quick] [--consumer-threads N]
 
-#3 fixes the parts a job passes through: the outbox relay publishes every event with publisher
-confirms and ``mandatory``; the ingress is a Celery task (acks late) consumed from a quorum
-queue; the model is called through the official ``openai`` SDK. This measures those parts on
-this machine, each alone, with the project's settings, against the two targets of #3 that
-execution_bench.py misses:
-
-1. **relay**: ``OutboxRelay.publish`` of a job's two events (Celery's message, kombu, py-amqp,
-   confirm + mandatory) to quorum queues of the work exchange; CPU of the publishing thread.
-   One is consumed (below), the other is left queued, as execution_bench.py runs no delivery.
-2. **ingress**: a Celery worker (``bench/stack_floor_app.py``: the project's app and settings,
-   threads pool, 8 threads or ``--consumer-threads``) running a task that does nothing; the
-   worker process's CPU per message (``/proc``), less its idle rate.
-3. **worker, model call client side**: the project's ``OpenAIProvider.extract`` (the SDK's
-   generic POST, httpx, building the request and reading the answer) against the project's
-   simulator answering at once (its answer memoized); CPU of the calling thread.
-4. **RabbitMQ**: the node's own CPU (``beam.smp`` on this machine) for the two events in and
-   the first one out, less its idle rate.
-
-Each at a backlog (back to back) and spaced 33 ms apart (30 jobs per second, the spacing of
-execution_bench.py's phase a), because the same code costs more per step when the process
-sleeps between steps. And the floor of execution_bench.py (4 processes looping a ``SKIP
-LOCKED`` claim and a completion over a table of the jobs table's shape), three times.
-
-1–3 are the least CPU any job costs the processes on this stack, with PostgreSQL, the claim,
-the validation, the completion and the simulator all left out; as built, a job is also one
-wake-up consumed by the llm worker. The report says what #3's two targets leave once the
-stack is paid: 40 % of the floor on this machine's cores (CPU per job = cores / jobs per
-second) for PostgreSQL and all of our code, and 5 ms per job at 30 jobs/s (processes only,
-as execution_bench.py counts it) for our code.
-
-Prints a table and writes ``bench/results/stack_floor.json``. Uses execution_bench.py's database
-``benchexec`` (for the floor table) and vhost ``benchexec`` (its own queues ``stackfloor`` and
-``stackfloor.terminal``, emptied after the run).
+The relay's confirmed publishes, a Celery consume of a no-op task, the OpenAI SDK's client side
+and RabbitMQ's own CPU, each alone, at a backlog and 33 ms apart, beside execution_bench.py's
+floor; and what #3's two targets leave for PostgreSQL and our code once that is paid. Uses
+execution_bench.py's database and vhost (its own queues). Method and how to read the report:
+bench/README.md.
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import signal
@@ -51,16 +23,17 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
 from bench import execution_lib as lib  # noqa: E402
+from bench import harness  # noqa: E402
 
-RESULTS_DIR = PROJECT_ROOT / "bench" / "results"
 SPACING_SECONDS = 1 / 30
 REQUESTED = "bench.stackfloor.requested"
 TERMINAL = "bench.stackfloor.terminal"
@@ -95,6 +68,7 @@ def per_call_cpu_ms(call: Callable[[int], None], count: int, spacing: float) -> 
 
 # --- 1 and 2: the relay's publishes, Celery's consume, the broker ------------------------------
 
+
 class Publisher:
     """The relay's own publish (no database involved) of a job's two events: one like
     ``extraction.requested.v1`` to the consumed bench queue, one like its terminal event to a
@@ -106,7 +80,7 @@ class Publisher:
 
         relay.ROUTES[REQUESTED] = (relay.Route(QUEUE.exchange, QUEUE.routing_key, TASK),)
         relay.ROUTES[TERMINAL] = (relay.Route(TERMINAL_QUEUE.exchange, TERMINAL_QUEUE.routing_key, TASK),)
-        self._relay = relay.OutboxRelay(broker_url=lib.BROKER_URL)
+        self._relay = relay.OutboxRelay(broker_url=lib.SANDBOX.broker_url)
         self._row = relay.OutboxRow
 
     def __call__(self, _: int) -> None:
@@ -128,7 +102,7 @@ class Broker:
         from bench.stack_floor_app import QUEUE, TERMINAL_QUEUE
 
         self._queues = (QUEUE, TERMINAL_QUEUE)
-        self._conn = Connection(lib.BROKER_URL)
+        self._conn = Connection(lib.SANDBOX.broker_url)
         for queue in self._queues:
             queue(self._conn.default_channel).declare()
         found = subprocess.run(["pgrep", "-o", "beam.smp"], capture_output=True, text=True).stdout.split()
@@ -144,7 +118,7 @@ class Broker:
         return queue_depth(self._conn, self._queues[0].name)
 
     def cpu_seconds(self) -> float:
-        return lib.cpu_seconds(self.pid) if self.pid else 0.0
+        return harness.cpu_seconds(self.pid) if self.pid else 0.0
 
     def close(self) -> None:
         self.purge()
@@ -180,19 +154,15 @@ def wait_until_consumed(broker: Broker, timeout: float = 120.0) -> None:
     time.sleep(0.5)
 
 
-def publish_and_consume(services: lib.Services, profile: Profile, threads: int) -> dict[str, Any]:
-    celery = str(lib.VENV_BIN / "celery")
+def publish_and_consume(services: harness.Services, profile: Profile, threads: int) -> dict[str, Any]:
     broker = Broker()
     broker.purge()
-    services._start("consumer", [celery, "-A", "bench.stack_floor_app", "worker", "-Q", "stackfloor",
-                                 "--pool", "threads", "--concurrency", str(threads), "-n", "stackfloor@%h",
-                                 "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
-                    POSTGRES_POOL_MAX_SIZE="8")
-    services._wait_for_log("consumer", "ready.")
+    services.celery("consumer", "stackfloor", concurrency=threads, app="bench.stack_floor_app")
+    services.wait_until_ready(["consumer"])
     pid = services.pid("consumer")
 
     def consumer_cpu() -> float:
-        return lib.cpu_seconds(pid)
+        return harness.cpu_seconds(pid)
 
     publisher = Publisher()
     try:
@@ -201,7 +171,7 @@ def publish_and_consume(services: lib.Services, profile: Profile, threads: int) 
         consumer_idle, broker_idle = idle_cores(consumer_cpu), idle_cores(broker.cpu_seconds)
 
         # Backlog: published while the consumer is stopped, consumed at once.
-        lib.wait_for_quiet_machine()
+        harness.wait_for_quiet_machine()
         os.kill(pid, signal.SIGSTOP)
         try:
             broker_meter = Meter(broker.cpu_seconds, broker_idle)
@@ -215,7 +185,7 @@ def publish_and_consume(services: lib.Services, profile: Profile, threads: int) 
         broker_backlog = broker_publish_backlog + broker_meter.ms_per(profile.backlog)
 
         # Spaced: a job's events 30 times per second, each consumed before the next arrives.
-        lib.wait_for_quiet_machine()
+        harness.wait_for_quiet_machine()
         consumer_meter, broker_meter = Meter(consumer_cpu, consumer_idle), Meter(broker.cpu_seconds, broker_idle)
         publish_spaced = per_call_cpu_ms(publisher, profile.spaced, SPACING_SECONDS)
         wait_until_consumed(broker)
@@ -225,33 +195,44 @@ def publish_and_consume(services: lib.Services, profile: Profile, threads: int) 
         publisher.close()
         broker.close()
         services.check_alive()
-    return {"relay_publish_ms": {"backlog": round(publish_backlog, 3), "spaced": round(publish_spaced, 3)},
-            "celery_consume_ms": {"backlog": round(consume_backlog, 3), "spaced": round(consume_spaced, 3)},
-            "broker_ms": {"backlog": round(broker_backlog, 3), "spaced": round(broker_spaced, 3)},
-            "idle_cores": {"consumer": round(consumer_idle, 4), "broker": round(broker_idle, 4)}}
+    return {
+        "relay_publish_ms": {"backlog": round(publish_backlog, 3), "spaced": round(publish_spaced, 3)},
+        "celery_consume_ms": {"backlog": round(consume_backlog, 3), "spaced": round(consume_spaced, 3)},
+        "broker_ms": {"backlog": round(broker_backlog, 3), "spaced": round(broker_spaced, 3)},
+        "idle_cores": {"consumer": round(consumer_idle, 4), "broker": round(broker_idle, 4)},
+    }
 
 
 # --- 3: the model call's client side ------------------------------------------------------------
 
-def model_call(services: lib.Services, profile: Profile) -> dict[str, Any]:
+
+def model_call(services: harness.Services, profile: Profile) -> dict[str, Any]:
+    from extraction.intake.text import DocumentText
     from extraction.providers.base import ProviderRequest
     from extraction.providers.openai_compat import OpenAIProvider
-    from extraction.intake.text import DocumentText
 
-    services.start_simulator(latency_seconds=0.0)
+    services.start_simulator({"latency_mean_seconds": 0.0})
     provider = OpenAIProvider(base_url=f"{services.simulator_url}/v1", api_key="bench")
-    document = DocumentText(pages=(lib.SAMPLE_INVOICE,))
+    document = DocumentText(pages=(harness.SAMPLE_INVOICE,))
 
     def call(i: int) -> None:
-        provider.extract(ProviderRequest(job_id=str(uuid.uuid4()), attempt=1, document=document,
-                                         schema="invoice.v1", model="bench", max_output_tokens=2000,
-                                         timeout_seconds=30.0))
+        provider.extract(
+            ProviderRequest(
+                job_id=str(uuid.uuid4()),
+                attempt=1,
+                document=document,
+                schema="invoice.v1",
+                model="bench",
+                max_output_tokens=2000,
+                timeout_seconds=30.0,
+            )
+        )
 
     try:
         per_call_cpu_ms(call, 50, 0)
-        lib.wait_for_quiet_machine()
+        harness.wait_for_quiet_machine()
         backlog = per_call_cpu_ms(call, profile.backlog, 0)
-        lib.wait_for_quiet_machine()
+        harness.wait_for_quiet_machine()
         spaced = per_call_cpu_ms(call, profile.spaced, SPACING_SECONDS)
     finally:
         provider.close()
@@ -260,14 +241,17 @@ def model_call(services: lib.Services, profile: Profile) -> dict[str, Any]:
 
 # --- the floor ----------------------------------------------------------------------------------
 
+
 def floor(profile: Profile, trials: int = 3) -> dict[str, Any]:
     runs = []
     for _ in range(trials):
         lib.fill_floor_table(profile.floor_rows, uuid.uuid4(), uuid.uuid4())
         runs.append(lib.run_floor(4, profile.floor_rows))
-    return {"jobs_per_s": statistics.median(r.jobs_per_s for r in runs),
-            "cpu_ms_per_job": statistics.median(r.cpu_ms_per_job for r in runs),
-            "trials": [r.__dict__ for r in runs]}
+    return {
+        "jobs_per_s": statistics.median(r.jobs_per_s for r in runs),
+        "cpu_ms_per_job": statistics.median(r.cpu_ms_per_job for r in runs),
+        "trials": [r.__dict__ for r in runs],
+    }
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -280,8 +264,11 @@ def conclude(parts: dict[str, Any], floor_run: dict[str, Any]) -> dict[str, Any]
     cores = os.cpu_count() or 1
     out: dict[str, Any] = {"cores": cores}
     for regime in ("backlog", "spaced"):
-        processes = (parts["relay_publish_ms"][regime] + parts["celery_consume_ms"][regime]
-                     + parts["model_call_client_ms"][regime])
+        processes = (
+            parts["relay_publish_ms"][regime]
+            + parts["celery_consume_ms"][regime]
+            + parts["model_call_client_ms"][regime]
+        )
         out[f"processes_ms_{regime}"] = round(processes, 3)
         out[f"with_broker_ms_{regime}"] = round(processes + parts["broker_ms"][regime], 3)
         # As built, a job is also a wake-up: one more Celery message consumed by the llm worker
@@ -304,55 +291,74 @@ def print_report(result: dict[str, Any]) -> None:
     parts, floor_run, c = result["parts"], result["floor"], result["conclusion"]
     print(f"\nstack floor ({result['profile']}, {c['cores']} cores, {result['python']})")
     print(f"{'CPU ms per job':<58}{'backlog':>10}{'30/s':>10}")
-    rows = (("1. relay: publish its 2 events (confirm + mandatory)", "relay_publish_ms"),
-            ("2. ingress: Celery consume of a no-op task (acks late)", "celery_consume_ms"),
-            ("3. worker: model call, client side (openai SDK)", "model_call_client_ms"))
+    rows = (
+        ("1. relay: publish its 2 events (confirm + mandatory)", "relay_publish_ms"),
+        ("2. ingress: Celery consume of a no-op task (acks late)", "celery_consume_ms"),
+        ("3. worker: model call, client side (openai SDK)", "model_call_client_ms"),
+    )
     for label, key in rows:
         print(f"{label:<58}{parts[key]['backlog']:>10.3f}{parts[key]['spaced']:>10.3f}")
-    print(f"{'   processes: the least any job costs on this stack':<58}{c['processes_ms_backlog']:>10.3f}"
-          f"{c['processes_ms_spaced']:>10.3f}")
-    print(f"{'   + a wake-up consumed by the worker (as built)':<58}{c['with_wake_up_ms_backlog']:>10.3f}"
-          f"{c['with_wake_up_ms_spaced']:>10.3f}")
-    print(f"{'4. RabbitMQ: the 2 events in, the first one out':<58}{parts['broker_ms']['backlog']:>10.3f}"
-          f"{parts['broker_ms']['spaced']:>10.3f}")
+    print(
+        f"{'   processes: the least any job costs on this stack':<58}{c['processes_ms_backlog']:>10.3f}"
+        f"{c['processes_ms_spaced']:>10.3f}"
+    )
+    print(
+        f"{'   + a wake-up consumed by the worker (as built)':<58}{c['with_wake_up_ms_backlog']:>10.3f}"
+        f"{c['with_wake_up_ms_spaced']:>10.3f}"
+    )
+    print(
+        f"{'4. RabbitMQ: the 2 events in, the first one out':<58}{parts['broker_ms']['backlog']:>10.3f}"
+        f"{parts['broker_ms']['spaced']:>10.3f}"
+    )
     print(f"{'   processes + broker':<58}{c['with_broker_ms_backlog']:>10.3f}{c['with_broker_ms_spaced']:>10.3f}")
-    print(f"floor: {floor_run['jobs_per_s']:.0f} jobs/s, {floor_run['cpu_ms_per_job']:.3f} ms CPU per job "
-          f"(processes and backends; median of {len(floor_run['trials'])})")
-    print(f"{FLOOR_RATIO_TARGET:.0%} of the floor: {c['floor_target_cpu_budget_ms']:.2f} ms of CPU per job on "
-          f"{c['cores']} cores for everything; the stack and broker take {c['with_broker_ms_backlog']:.2f} "
-          f"(alone they allow {c['stack_ceiling_floor_ratio']:.2f} x floor), leaving "
-          f"{c['floor_target_left_ms']:.2f} ms for PostgreSQL and our code")
-    print(f"{CPU_TARGET_MS:.0f} ms per job at 30/s: the stack takes {c['processes_ms_spaced']:.2f} ms, leaving "
-          f"{c['cpu_target_left_ms']:.2f} ms for our code ({c['cpu_target_left_with_wake_up_ms']:.2f} with a wake-up "
-          f"message per job)")
+    print(
+        f"floor: {floor_run['jobs_per_s']:.0f} jobs/s, {floor_run['cpu_ms_per_job']:.3f} ms CPU per job "
+        f"(processes and backends; median of {len(floor_run['trials'])})"
+    )
+    print(
+        f"{FLOOR_RATIO_TARGET:.0%} of the floor: {c['floor_target_cpu_budget_ms']:.2f} ms of CPU per job on "
+        f"{c['cores']} cores for everything; the stack and broker take {c['with_broker_ms_backlog']:.2f} "
+        f"(alone they allow {c['stack_ceiling_floor_ratio']:.2f} x floor), leaving "
+        f"{c['floor_target_left_ms']:.2f} ms for PostgreSQL and our code"
+    )
+    print(
+        f"{CPU_TARGET_MS:.0f} ms per job at 30/s: the stack takes {c['processes_ms_spaced']:.2f} ms, leaving "
+        f"{c['cpu_target_left_ms']:.2f} ms for our code ({c['cpu_target_left_with_wake_up_ms']:.2f} with a wake-up "
+        f"message per job)"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer messages and calls (about a minute)")
-    parser.add_argument("--consumer-threads", type=int, default=8,
-                        help="the Celery consumer's thread pool (8, as the ingress; the llm worker runs 300)")
+    parser.add_argument(
+        "--consumer-threads",
+        type=int,
+        default=8,
+        help="the Celery consumer's thread pool (8, as the ingress; the llm worker runs 300)",
+    )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
 
     work = Path(tempfile.mkdtemp(prefix="stackfloor-"))
-    log_dir = RESULTS_DIR / "stack-floor-logs"
+    log_dir = harness.RESULTS_DIR / "stack-floor-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    lib.ensure_vhost()
-    lib.ensure_database()
-    lib.configure_django(work)
-    services = lib.Services(log_dir=log_dir, media_root=work, probe_dir=None)
+    lib.SANDBOX.set_up(work)
+    services = harness.Services(lib.SANDBOX, log_dir=log_dir, media_root=work)
     try:
         floor_run = floor(profile)
         parts = {**publish_and_consume(services, profile, args.consumer_threads), **model_call(services, profile)}
     finally:
         services.stop_all()
-    result = {"profile": "quick" if args.quick else "full", "python": platform.python_version(),
-              "consumer_threads": args.consumer_threads,
-              "parts": parts, "floor": floor_run, "conclusion": conclude(parts, floor_run)}
-    RESULTS_DIR.mkdir(exist_ok=True)
-    (RESULTS_DIR / "stack_floor.json").write_text(json.dumps(result, indent=2))
-    print_report(result)
+    result = {
+        "profile": "quick" if args.quick else "full",
+        "python": platform.python_version(),
+        "consumer_threads": args.consumer_threads,
+        "parts": parts,
+        "floor": floor_run,
+        "conclusion": conclude(parts, floor_run),
+    }
+    harness.publish_results("stack_floor", lambda: print_report(result), result)
     return 0
 
 

@@ -4,6 +4,7 @@ a task that does nothing, so what the worker spends is Celery's, kombu's and py-
 
     celery -A bench.stack_floor_app worker -Q stackfloor --pool threads ...
 """
+
 from __future__ import annotations
 
 from config.celery import app

@@ -7,7 +7,7 @@ from typing import Any, Self
 import psycopg
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
-from psycopg.abc import Params
+from psycopg.abc import Params, Query
 
 
 class DjangoErrorsCursor(psycopg.Cursor[Any]):
@@ -25,12 +25,13 @@ class DjangoErrorsCursor(psycopg.Cursor[Any]):
         super().__init__(db.connection)
         self._wrap_errors = db.wrap_database_errors
 
-    def execute(self, query: str, params: Params | None = None, *, prepare: bool | None = None,
+    def execute(self, query: Query, params: Params | None = None, *, prepare: bool | None = None,
                 binary: bool | None = None) -> Self:
         with self._wrap_errors:
-            return super().execute(query, params, prepare=prepare, binary=binary)
+            # One signature for psycopg's two overloads (a template takes no params).
+            return super().execute(query, params, prepare=prepare, binary=binary)  # type: ignore[arg-type,misc]
 
-    def executemany(self, query: str, params_seq: Iterable[Params], *, returning: bool = False) -> None:
+    def executemany(self, query: Query, params_seq: Iterable[Params], *, returning: bool = False) -> None:
         with self._wrap_errors:
             super().executemany(query, params_seq, returning=returning)
 

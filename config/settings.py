@@ -382,6 +382,9 @@ SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 # Sweeps of other apps that the durable scheduler runs in each round (a callable taking the
 # broker connection): webhook deliveries are driven by their rows too (reap leases, hint due ones).
 SCHEDULER_APP_SWEEPS = ["delivery.dispatch.schedule_due_deliveries"]
+# How a worker picks its next job: "fair" (weighted fair share across tenants, priority with
+# aging) or "fifo" (oldest eligible first; the capacity benchmark's baseline).
+CLAIM_STRATEGY = env("CLAIM_STRATEGY", "fair")
 # What /metrics reports: each app's collectors, each called with a cursor in the scrape's transaction.
 METRICS_COLLECTORS = [
     "extraction.execution.metrics.collect",

@@ -91,6 +91,8 @@ def event_body(outbox: OutboxEvent, webhook_type: str) -> dict[str, Any]:
 
     Only a completed event carries invoice data (the result's output and validation); a
     review-required or failed event says which job and which state, nothing more."""
+    if outbox.job_id is None:
+        raise ValueError(f"outbox event {outbox.event_id} names no job: it has no webhook body")
     job = ExtractionJob.objects.select_related("result").get(pk=outbox.job_id)
     data: dict[str, Any] = {
         "event_id": str(outbox.event_id),

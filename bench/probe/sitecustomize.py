@@ -14,6 +14,7 @@ It also adds up the CPU time (``time.thread_time``) threads spend inside the Ope
 answer), so the benchmark can show the orchestration with and without it. The wrapper goes on
 within half a second of the provider module's import, before any measured window.
 """
+
 from __future__ import annotations
 
 import os
@@ -113,8 +114,13 @@ def _install(path: str) -> None:
 
     def dump() -> None:
         with lock:
-            snapshot = {"pid": os.getpid(), "at": time.time(), "transactions": dict(transactions),
-                        "statements": dict(statements), "model_call": dict(model_call)}
+            snapshot = {
+                "pid": os.getpid(),
+                "at": time.time(),
+                "transactions": dict(transactions),
+                "statements": dict(statements),
+                "model_call": dict(model_call),
+            }
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as handle:
             json.dump(snapshot, handle)

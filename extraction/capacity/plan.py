@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
 
+from config.sql import load_statements
 from extraction.capacity import limiter
 from extraction.models import AttemptOutcome, JobState
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 # What an operator would assume with nothing observed yet: the article's figures.
 DEFAULT_MEAN_LATENCY_SECONDS = 15.0
@@ -120,35 +124,6 @@ def policies_of_pool(pool: str) -> list[str]:
     return [name for name, policy in settings.MODEL_POLICIES.items() if policy["provider_pool"] == pool]
 
 
-# The newest attempts by primary key (a backward scan of the pk index that stops after
-# ``sample`` rows), kept when in the window and of the pool's policies. Their finished jobs'
-# spent attempts are then counted through the ledger's (job_id, fence) index.
-_OBSERVED_SQL = """
-WITH recent AS (
-    SELECT a.job_id, a.outcome, a.latency_ms, a.started_at
-      FROM extraction_attempts a
-     ORDER BY a.id DESC
-     LIMIT %(sample)s
-),
-in_pool AS (
-    SELECT r.job_id, r.outcome, r.latency_ms, j.state
-      FROM recent r
-      JOIN extraction_jobs j ON j.id = r.job_id
-     WHERE r.started_at >= now() - make_interval(secs => %(window)s)
-       AND j.model_policy = ANY(%(policies)s)
-),
-finished AS (
-    SELECT (SELECT count(*) FROM extraction_attempts a
-             WHERE a.job_id = f.job_id AND a.outcome <> ALL(%(unspent)s)) AS attempts
-      FROM (SELECT DISTINCT job_id FROM in_pool WHERE state = ANY(%(finished)s)) AS f
-)
-SELECT (SELECT avg(latency_ms) FROM in_pool WHERE latency_ms IS NOT NULL AND outcome = ANY(%(answered)s)),
-       (SELECT count(*) FROM in_pool WHERE latency_ms IS NOT NULL AND outcome = ANY(%(answered)s)),
-       (SELECT avg(attempts) FROM finished WHERE attempts > 0),
-       (SELECT count(*) FROM finished WHERE attempts > 0)
-"""
-
-
 def observed_stats(pool: str, *, window_seconds: float = OBSERVATION_WINDOW_SECONDS,
                    sample: int = OBSERVATION_SAMPLE_ATTEMPTS) -> ObservedStats | None:
     """Mean latency of the pool's answered attempts and mean attempts per finished job, over
@@ -160,7 +135,7 @@ def observed_stats(pool: str, *, window_seconds: float = OBSERVATION_WINDOW_SECO
     if not policies:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_OBSERVED_SQL, {
+        cursor.execute(SQL["observed_stats"], {
             "sample": sample, "window": window_seconds, "policies": policies,
             "unspent": [str(o) for o in _UNSPENT], "finished": [str(s) for s in _FINISHED],
             "answered": [str(o) for o in _ANSWERED],
@@ -184,18 +159,8 @@ def pool_backlog(pool: str) -> int:
     policies = policies_of_pool(pool)
     if not policies:
         return 0
-    # Two counts, each matching one partial index's predicate: one IN list of all four states
-    # matches neither, and PostgreSQL would scan the whole table.
     with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT (SELECT count(*) FROM extraction_jobs
-                     WHERE state IN ('ACCEPTED', 'READY', 'RETRY_SCHEDULED') AND model_policy = ANY(%(policies)s))
-                 + (SELECT count(*) FROM extraction_jobs
-                     WHERE state = 'RUNNING' AND model_policy = ANY(%(policies)s))
-            """,
-            {"policies": policies},
-        )
+        cursor.execute(SQL["pool_backlog"], {"policies": policies})
         return int(cursor.fetchone()[0])
 
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, TypedDict
 
 from django.conf import settings
 from django.db import connection
 
+from config.sql import load_statements
 from extraction.capacity import limiter
 from extraction.intake.acceptance import REQUESTED_EVENT
 from extraction.models import (
@@ -38,6 +40,8 @@ from extraction.models import (
     JobState,
     OutboxEvent,
 )
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 # A worker polls every few seconds and the scheduler wakes workers every second: an eligible
 # job that nobody claimed for longer than this means no worker is free (or running).
@@ -94,7 +98,7 @@ def _explained(waiting_for: str, until: datetime | None, detail: dict[str, Any])
 
 def _database_now() -> datetime:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT now()")
+        cursor.execute(SQL["database_now"])
         return cursor.fetchone()[0]
 
 

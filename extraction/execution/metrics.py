@@ -2,23 +2,21 @@
 PostgreSQL, the authority, since a broker queue of depth 0 says nothing about waiting jobs."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db.backends.utils import CursorWrapper
 
 from config.metrics import Metric, Sample, bounded_count, exact_count_cap, planner_rows
+from config.sql import load_statements
 from extraction.models import PENDING_STATES, JobState
 
-# Claimable now: job_runnable_idx (available_at, id) serves both the count and the minimum.
-ELIGIBLE_JOBS_SQL = ("SELECT 1 FROM extraction_jobs WHERE state IN (%s, %s) AND available_at <= now()"
-                     " AND deadline_at > now()")
-OLDEST_ELIGIBLE_AGE_SQL = ("SELECT extract(epoch FROM now() - min(available_at)) FROM extraction_jobs"
-                           " WHERE state IN (%s, %s) AND available_at <= now() AND deadline_at > now()")
-RUNNABLE = [JobState.READY, JobState.RETRY_SCHEDULED]
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
 def collect(cursor: CursorWrapper) -> list[Metric]:
     by_state = jobs_by_state(cursor)
-    eligible = bounded_count(cursor, ELIGIBLE_JOBS_SQL, RUNNABLE)
-    cursor.execute(OLDEST_ELIGIBLE_AGE_SQL, RUNNABLE)
+    eligible = bounded_count(cursor, SQL["eligible_jobs"], [])
+    cursor.execute(SQL["oldest_eligible_age"])
     oldest = cursor.fetchone()[0]
     return [
         Metric("extraction_jobs", "Jobs by state. Pending states are exact up to "
@@ -40,15 +38,13 @@ def jobs_by_state(cursor: CursorWrapper) -> dict[str, float]:
     would cover most of the table), come from the planner's estimate."""
     counts = {state: 0.0 for state in JobState.values}
     cap = exact_count_cap()
-    # Small or large is decided by a bounded scan, not by the planner's row estimate, which can
-    # be stale (a table emptied since its last ANALYZE still "has" its old rows).
-    cursor.execute("SELECT count(*) FROM (SELECT 1 FROM extraction_jobs LIMIT %s) AS bounded", [cap + 1])
+    cursor.execute(SQL["bounded_job_count"], {"cap": cap + 1})
     if int(cursor.fetchone()[0]) <= cap:
-        cursor.execute("SELECT state, count(*) FROM extraction_jobs GROUP BY state")
+        cursor.execute(SQL["jobs_by_state"])
         counts.update({state: float(n) for state, n in cursor.fetchall()})
         return counts
     for state in JobState.values:
-        sql, params = "SELECT 1 FROM extraction_jobs WHERE state = %s", [state]
+        sql, params = SQL["jobs_in_state"], [state]
         counts[state] = (bounded_count(cursor, sql, params) if state in PENDING_STATES
                          else float(planner_rows(cursor, sql, params)))
     return counts

@@ -11,17 +11,20 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 
 from accounts.models import Tenant
-
+from config.sql import load_statements
 from extraction.models import Document, JobState
 
 SCHEMAS = ("invoice.v1",)
 REQUESTED_EVENT = "extraction.requested.v1"
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
 @dataclass(frozen=True)
@@ -75,59 +78,6 @@ class AcceptCapacityExhausted(Exception):
     """The durable backlog of all tenants is above the configured bound (BP-1: 503)."""
 
 
-# ACC-5 in one statement, so the tenant's usage row — the one lock every accept of a tenant
-# queues on — is held only for this statement and the COMMIT, not across four round trips:
-#   job     INSERT … ON CONFLICT (tenant_id, idempotency_key) DO NOTHING RETURNING id.
-#           A concurrent request with the same key waits here for the first to commit.
-#   charge  the guarded UPDATE of the usage row, only if the job was inserted (BP-1): no row
-#           when a limit would be passed.
-#   outbox  extraction.requested.v1, only on the inserting branch, and only if charged.
-#   event   the job's first event (state_version 1).
-# The caller rolls the whole transaction back when the job was inserted but not charged.
-_ACCEPT_SQL = """
-WITH job AS (
-    INSERT INTO extraction_jobs (
-        id, tenant_id, document_id, document_version, idempotency_key, request_hash,
-        schema, model_policy, options, priority_class, state, state_version, attempt,
-        max_attempts, fence, lease_owner, available_at, deadline_at, estimated_tokens,
-        byte_size, error_class, error_detail, created_at, updated_at)
-    VALUES (%(job)s, %(tenant)s, %(document)s, %(version)s, %(key)s, %(hash)s, %(schema)s, %(policy)s,
-            %(options)s, %(priority)s, 'ACCEPTED', 1, 0, %(max_attempts)s, 0, '', now(),
-            now() + make_interval(secs => %(deadline)s), %(tokens)s, %(bytes)s, '', '', now(), now())
-    ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-    RETURNING id
-),
-charge AS (
-    UPDATE accounts_tenantusage AS u
-       SET pending_jobs = u.pending_jobs + 1,
-           pending_bytes = u.pending_bytes + %(bytes)s,
-           reserved_tokens = u.reserved_tokens + %(tokens)s,
-           spent_today_micros = CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END,
-           spend_day = current_date
-      FROM accounts_tenant AS t
-     WHERE u.tenant_id = t.id AND t.id = %(tenant)s AND EXISTS (SELECT 1 FROM job)
-       AND u.pending_jobs + 1 <= t.max_pending_jobs
-       AND u.pending_bytes + %(bytes)s <= t.max_pending_bytes
-       AND u.reserved_tokens + %(tokens)s <= t.max_reserved_tokens
-       AND (CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END)
-           + (u.reserved_tokens + %(tokens)s) * %(price)s / 1000 <= t.daily_spend_limit_micros
-    RETURNING u.tenant_id
-),
-outbox AS (
-    INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
-                               publish_attempts, last_error)
-    SELECT %(event)s, job.id, %(tenant)s, %(event_type)s, %(payload)s, now(), 0, ''
-      FROM job, charge
-),
-event AS (
-    INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
-    SELECT job.id, %(tenant)s, 1, '', 'ACCEPTED', 'accepted', '{}', now()
-      FROM job, charge
-)
-SELECT EXISTS (SELECT 1 FROM job), EXISTS (SELECT 1 FROM charge)
-"""
-
-
 class _NotCharged(Exception):
     pass
 
@@ -137,7 +87,7 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
 
     1. Refuse new work with 503 when the global pending backlog is above its bound
        (a replay of an existing key is still answered).
-    2. In one transaction, one statement (``_ACCEPT_SQL``): insert the job unless the key
+    2. In one transaction, one statement (``accept_job`` in acceptance.sql): insert the job unless the key
        exists, charge the tenant's admission budget, write the outbox event and the first
        job event.
     3. Not inserted: load the existing job; same request hash → replay, else 409.
@@ -157,7 +107,7 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
     job_id = uuid.uuid4()
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_ACCEPT_SQL, {
+            cursor.execute(SQL["accept_job"], {
                 "job": job_id, "tenant": tenant.pk, "document": request.document.pk,
                 "version": request.document.version, "key": idempotency_key, "hash": request_hash,
                 "schema": request.schema, "policy": request.model_policy, "options": json.dumps(request.options),
@@ -182,10 +132,7 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
 
 def _existing(tenant: Tenant, idempotency_key: str) -> tuple[uuid.UUID, str, str] | None:
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, request_hash, state FROM extraction_jobs WHERE tenant_id = %s AND idempotency_key = %s",
-            [tenant.pk, idempotency_key],
-        )
+        cursor.execute(SQL["existing_job"], {"tenant": tenant.pk, "key": idempotency_key})
         return cursor.fetchone()
 
 
@@ -197,18 +144,7 @@ def _replay(existing: tuple[uuid.UUID, str, str], request_hash: str) -> Accepted
 
 
 def _which_limit(cursor, tenant: Tenant, *, byte_size: int, tokens: int, price: int) -> TenantLimitExceeded:
-    cursor.execute(
-        """
-        SELECT u.pending_jobs, t.max_pending_jobs, u.pending_bytes, t.max_pending_bytes,
-               u.reserved_tokens, t.max_reserved_tokens,
-               (CASE WHEN u.spend_day = current_date THEN u.spent_today_micros ELSE 0 END)
-                 + u.reserved_tokens * %(price)s / 1000,
-               t.daily_spend_limit_micros
-          FROM accounts_tenantusage u JOIN accounts_tenant t ON t.id = u.tenant_id
-         WHERE t.id = %(tenant)s
-        """,
-        {"tenant": tenant.pk, "price": price},
-    )
+    cursor.execute(SQL["tenant_limits"], {"tenant": tenant.pk, "price": price})
     jobs, max_jobs, pbytes, max_bytes, rtokens, max_tokens, spend, max_spend = cursor.fetchone()
     if jobs + 1 > max_jobs:
         return TenantLimitExceeded("pending_jobs", jobs, max_jobs)
@@ -234,7 +170,7 @@ def _global_backlog() -> int:
     if now - read_at < settings.GLOBAL_BACKLOG_CACHE_SECONDS:
         return value
     with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(sum(pending_jobs), 0) FROM accounts_tenantusage")
+        cursor.execute(SQL["global_backlog"])
         value = int(cursor.fetchone()[0])
     _backlog_cache = (now, value)
     return value

@@ -3,14 +3,18 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from pathlib import Path
 from typing import IO
 
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
 from accounts.models import Tenant
+from config.sql import load_statements
 
 from extraction.models import Document
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 # Magic numbers of the formats we accept. The client's Content-Type and file name are ignored.
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -83,15 +87,9 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
         name = default_storage.save(name, upload)
 
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO documents (id, tenant_id, sha256, version, size, content_type, storage_name,
-                                   original_filename, created_at)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now())
-            ON CONFLICT (tenant_id, sha256) DO NOTHING
-            RETURNING id
-            """,
-            [uuid.uuid4(), tenant.pk, sha256, uuid.uuid4(), size, content_type, name, filename[:255]],
-        )
+        cursor.execute(SQL["insert_document"], {
+            "id": uuid.uuid4(), "tenant": tenant.pk, "sha256": sha256, "version": uuid.uuid4(), "size": size,
+            "content_type": content_type, "storage_name": name, "filename": filename[:255],
+        })
         created = cursor.fetchone() is not None
     return Document.objects.get(tenant=tenant, sha256=sha256), created

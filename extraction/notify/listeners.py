@@ -25,6 +25,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 import psycopg
@@ -36,10 +37,13 @@ from django.db import connections
 from django.db.models import OuterRef, Subquery
 
 from accounts.models import ApiToken, Membership, hash_token
+from config.sql import load_statements
 
 from extraction.models import ExtractionJob, JobEvent
 
 logger = logging.getLogger("extraction.notify")
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 # Settings of this module with their defaults (config/settings.py may override each).
 _DEFAULTS: dict[str, Any] = {
@@ -310,34 +314,6 @@ def _snapshot(subscription: Subscription, newest: int) -> CatchUp:
 
 # --- the notifier process -----------------------------------------------------------------------
 
-# Events past the notifier's position, plus the ids below it that it still waits for (gaps).
-# Ids are taken at INSERT, not at COMMIT: id 41 can commit after 42 was forwarded, so the
-# missing 41 is remembered and asked for again until it shows up or GAP_HORIZON passes.
-_NEW_EVENTS_SQL = """
-SELECT id, job_id, tenant_id, state_version, to_state
-  FROM job_events
- WHERE id > %(after)s OR id = ANY(%(gaps)s)
- ORDER BY id
- LIMIT %(limit)s
-"""
-
-# Where a (re)started notifier begins: just before the events of the last few seconds, so a
-# restart re-sends what it may have missed instead of skipping it (duplicates are harmless).
-# The scan is bounded to the newest rows by the primary key.
-_START_POSITION_SQL = """
-SELECT coalesce(min(recent.id) - 1, (SELECT coalesce(max(id), 0) FROM job_events))
-  FROM (SELECT id, created_at FROM job_events ORDER BY id DESC LIMIT 1000) AS recent
- WHERE recent.created_at > now() - make_interval(secs => %(seconds)s)
-"""
-
-# Credentials revoked since the last look. revoked_at is written with the web process's
-# clock, so the window reaches back a margin and pushes are deduplicated by (kind, id).
-_REVOCATIONS_SQL = """
-SELECT 'token', id, revoked_at FROM accounts_apitoken WHERE revoked_at > %(since)s
-UNION ALL
-SELECT 'user', user_id, revoked_at FROM accounts_membership WHERE revoked_at > %(since)s
-"""
-
 # A transition's transaction is short (idle_in_transaction_session_timeout and the
 # statement timeout are 30 s); an id still missing after this is a rolled-back insert.
 GAP_HORIZON_SECONDS = 120.0
@@ -418,8 +394,8 @@ class Notifier:
         forwarded = 0
         while True:
             async with conn.cursor() as cur:
-                await cur.execute(_NEW_EVENTS_SQL, {"after": self.cursor.position, "gaps": list(self.cursor.gaps),
-                                                    "limit": self.batch_size})
+                await cur.execute(SQL["new_events"], {"after": self.cursor.position,
+                                                      "gaps": list(self.cursor.gaps), "limit": self.batch_size})
                 rows = await cur.fetchall()
             now = time.monotonic()
             fresh = [_notice(row) for row in rows if self.cursor.admit(row[0], now)]
@@ -435,12 +411,12 @@ class Notifier:
         """NTF-2, the push: tell the sockets of credentials revoked since the last look to close."""
         conn = await self._connection()
         async with conn.cursor() as cur:
-            await cur.execute("SELECT now()")
+            await cur.execute(SQL["database_now"])
             (db_now,) = await cur.fetchone()
             if self._revocations_since is None:
                 self._revocations_since = db_now
             since = self._revocations_since - timedelta(seconds=REVOCATION_CLOCK_MARGIN_SECONDS)
-            await cur.execute(_REVOCATIONS_SQL, {"since": since})
+            await cur.execute(SQL["revocations"], {"since": since})
             rows = await cur.fetchall()
         self._revocations_since = db_now
         now = time.monotonic()
@@ -495,7 +471,7 @@ class Notifier:
                 database_conninfo(application_name="notifier"), autocommit=True)
             if self.cursor is None:
                 async with self._query.cursor() as cur:
-                    await cur.execute(_START_POSITION_SQL, {"seconds": STARTUP_REPLAY_SECONDS})
+                    await cur.execute(SQL["start_position"], {"seconds": STARTUP_REPLAY_SECONDS})
                     (position,) = await cur.fetchone()
                 self.cursor = EventCursor(position=int(position))
         return self._query
@@ -511,7 +487,7 @@ class Notifier:
     async def _listen(self) -> None:
         async with await psycopg.AsyncConnection.connect(
                 database_conninfo(application_name="notifier-listen"), autocommit=True) as conn:
-            await conn.execute("LISTEN job_events")
+            await conn.execute(SQL["listen_job_events"])
             self._wake.set()  # events committed before LISTEN took effect are read now
             async for _ in conn.notifies():
                 self._wake.set()

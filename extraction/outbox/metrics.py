@@ -1,15 +1,19 @@
 """The outbox relay's lag as ``/metrics`` reports it (config.metrics calls ``collect``)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db.backends.utils import CursorWrapper
 
 from config.metrics import Metric, Sample, bounded_count
+from config.sql import load_statements
 from extraction.outbox.relay import publish_lag_seconds
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
 def collect(cursor: CursorWrapper) -> list[Metric]:
-    # outbox_unpublished_idx holds exactly these rows.
-    unpublished = bounded_count(cursor, "SELECT 1 FROM outbox_events WHERE published_at IS NULL", [])
+    unpublished = bounded_count(cursor, SQL["unpublished_events"], [])
     return [
         Metric("extraction_outbox_publish_lag_seconds",
                "Age of the oldest unpublished outbox event; 0 when the relay is caught up.",

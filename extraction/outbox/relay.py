@@ -12,8 +12,10 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any
 
 import psycopg
 from django.conf import settings
@@ -22,11 +24,13 @@ from kombu import Connection, Exchange, Producer
 
 from config.celery import app as celery_app
 from config.db import prepared_cursor
+from config.sql import load_statements
 from config.topology import DEAD_LETTER_EVENTS_EXCHANGE, DELIVERY, INGRESS, WORK_EXCHANGE, declare_topology
-
 from extraction.execution.faults import fault_point
 
 logger = logging.getLogger(__name__)
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
 @dataclass(frozen=True)
@@ -71,27 +75,8 @@ def claim_unpublished(*, batch_size: int, claim_seconds: float,
     autocommit: no BEGIN and COMMIT round trips around it.
     """
     with prepared_cursor() as cursor:
-        cursor.execute(
-            """
-            WITH marked AS (
-                UPDATE outbox_events SET published_at = now(), claimed_until = NULL, last_error = ''
-                 WHERE event_id = ANY(%(confirmed)s) AND published_at IS NULL
-            )
-            UPDATE outbox_events AS o
-               SET claimed_until = now() + make_interval(secs => %(claim)s),
-                   publish_attempts = o.publish_attempts + 1
-             WHERE o.event_id IN (
-                   SELECT event_id FROM outbox_events
-                    WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
-                      -- a row is updated once per statement: never re-claim what is being marked
-                      AND event_id <> ALL(%(confirmed)s)
-                    ORDER BY created_at
-                    FOR UPDATE SKIP LOCKED
-                    LIMIT %(limit)s)
-            RETURNING o.event_id, o.event_type, o.payload, o.created_at
-            """,
-            {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed)}, prepare=True,
-        )
+        cursor.execute(SQL["claim_unpublished"],
+                       {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed)}, prepare=True)
         rows = sorted(cursor.fetchall(), key=lambda r: r[3])
     return [OutboxRow(r[0], r[1], r[2] if isinstance(r[2], dict) else json.loads(r[2])) for r in rows]
 
@@ -100,31 +85,21 @@ def mark_published(event_ids: list[uuid.UUID]) -> None:
     if not event_ids:
         return
     with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE outbox_events SET published_at = now(), claimed_until = NULL, last_error = '' "
-            "WHERE event_id = ANY(%s) AND published_at IS NULL",
-            [event_ids],
-        )
+        cursor.execute(SQL["mark_published"], {"event_ids": event_ids})
 
 
 def release_failed(failures: dict[uuid.UUID, str], *, retry_in_seconds: float) -> None:
     """Failed rows stay unpublished; their claim is shortened to the retry delay."""
     with connection.cursor() as cursor:
         for event_id, error in failures.items():
-            cursor.execute(
-                "UPDATE outbox_events SET claimed_until = now() + make_interval(secs => %s), last_error = %s "
-                "WHERE event_id = %s AND published_at IS NULL",
-                [retry_in_seconds, error[:500], event_id],
-            )
+            cursor.execute(SQL["release_failed"],
+                           {"retry_in": retry_in_seconds, "error": error[:500], "event_id": event_id})
 
 
 def publish_lag_seconds() -> float:
     """Age of the oldest unpublished row: the relay's health in one number (OUT-2)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0) FROM outbox_events "
-            "WHERE published_at IS NULL"
-        )
+        cursor.execute(SQL["publish_lag_seconds"])
         return float(cursor.fetchone()[0])
 
 
@@ -263,7 +238,7 @@ class OutboxWakeups:
             host=db["HOST"], port=db["PORT"], dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"] or None,
             autocommit=True,
         )
-        conn.execute("LISTEN outbox_events")
+        conn.execute(SQL["listen_outbox_events"])
         return conn
 
     def wait(self, timeout: float) -> bool:

@@ -63,6 +63,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
 import stdnum
@@ -72,6 +73,7 @@ from stdnum.exceptions import InvalidChecksum
 from stdnum.exceptions import ValidationError as StdnumValidationError
 
 from config.db import prepared_cursor
+from config.sql import load_statements
 
 from accounts.models import Tenant
 
@@ -197,6 +199,9 @@ def validate_extraction(
     )
 
 
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
+
+
 def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], dict[str, Any], MasterData]:
     """The tenant's allowed currencies and severity overrides, and its supplier row for the
     invoice's VAT id (one indexed lookup) or, when the invoice shows no VAT id, for its exact
@@ -204,25 +209,14 @@ def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], 
     vat_id = invoice.supplier.vat_id.value
     name = invoice.supplier.name.value
     if vat_id and vat_id.strip():
-        matched_by, match, wanted = "vat_id", "s.vat_id = %(wanted)s", normalize_vat_id(vat_id)
+        matched_by, statement, wanted = "vat_id", SQL["tenant_policy_by_vat_id"], normalize_vat_id(vat_id)
     elif name and name.strip():
-        # What Django's iexact does on PostgreSQL; comparable_name below then decides among them.
-        matched_by, match, wanted = "name", "upper(s.name) = upper(%(wanted)s)", " ".join(name.split())
+        matched_by, statement, wanted = "name", SQL["tenant_policy_by_name"], " ".join(name.split())
     else:
-        matched_by, match, wanted = "", "false", None
+        matched_by, statement, wanted = "", SQL["tenant_policy_without_supplier"], None
     # Prepared (one statement per match kind): the worker runs it for every answer.
     with prepared_cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT t.allowed_currencies, t.validation_overrides,
-                   EXISTS (SELECT FROM suppliers s WHERE s.tenant_id = t.id),
-                   (SELECT coalesce(jsonb_agg(jsonb_build_array(s.name, s.vat_id, s.iban) ORDER BY s.id), '[]')
-                      FROM suppliers s WHERE s.tenant_id = t.id AND {match})
-              FROM accounts_tenant t
-             WHERE t.id = %(tenant)s
-            """,
-            {"tenant": tenant_id, "wanted": wanted}, prepare=True,
-        )
+        cursor.execute(statement, {"tenant": tenant_id, "wanted": wanted}, prepare=True)
         row = cursor.fetchone()
     if row is None:
         raise Tenant.DoesNotExist(f"tenant {tenant_id} does not exist")

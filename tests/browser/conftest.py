@@ -4,7 +4,6 @@ scheduler (subprocesses), all on the test database, with the built-in extractor;
 Debian's chromium driven by Playwright (never a downloaded browser)."""
 from __future__ import annotations
 
-import os
 import socket
 import sys
 import time
@@ -15,13 +14,14 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from accounts.models import Membership, Role, create_tenant
-from tests.system import VENV_BIN, SystemProcesses, ensure_vhost, purge_queues, system_env
+from accounts.models import Membership, Role
+from tests.browser.support import PASSWORD
+from tests.factories import make_tenant, unique_slug
+from tests.system import VENV_BIN, SystemProcesses, system_env
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-PASSWORD = "browser-test-password"
 
 
 def free_port() -> int:
@@ -40,21 +40,11 @@ def wait_for_port(port: int, timeout: float = 30) -> None:
     raise AssertionError(f"nothing listens on port {port}")
 
 
-@pytest.fixture(scope="session")
-def broker_url() -> str:
-    return ensure_vhost(os.environ.get("TEST_BROKER_VHOST", "extraction_test"))
-
-
 @pytest.fixture
-def system(transactional_db, broker_url, settings, tmp_path):
+def system(transactional_db, broker, settings, tmp_path):
     """Pipeline processes without the socket server; ``system.daphne()`` adds it."""
-    purge_queues(broker_url)
-    settings.BROKER_URL = settings.CELERY_BROKER_URL = broker_url
-    from config.celery import app
-
-    app.conf.broker_url = broker_url
     group = SystemProcesses(
-        env=system_env(broker_url=broker_url, simulator_url=None, media_root=Path(settings.MEDIA_ROOT)),
+        env=system_env(broker_url=broker, simulator_url=None, media_root=Path(settings.MEDIA_ROOT)),
         log_dir=tmp_path,
     )
     group.relay()
@@ -83,7 +73,7 @@ class SocketServer:
 
 @pytest.fixture
 def member(transactional_db):
-    tenant = create_tenant(slug=f"web-{uuid.uuid4().hex[:8]}")
+    tenant = make_tenant(unique_slug("web"))
     user = get_user_model().objects.create_user(username=f"web-{uuid.uuid4().hex[:8]}", password=PASSWORD)
     Membership.objects.create(user=user, tenant=tenant, role=Role.REVIEWER)
     return user
@@ -101,11 +91,3 @@ def browser_page():
         yield page
         context.close()
         browser.close()
-
-
-def log_in(page, base_url: str, user) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base_url}/")

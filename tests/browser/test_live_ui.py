@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import log_in
+from tests.browser.support import log_in
 
 pytestmark = pytest.mark.slow
 
@@ -44,12 +44,12 @@ def wait_for_row_state(page, system, job_id: str, state: str) -> None:
 
     try:
         page.wait_for_selector(f"#job-rows tr[data-job-id='{job_id}'][data-state={state}]", timeout=90_000)
-    except PlaywrightTimeout:
+    except PlaywrightTimeout as timed_out:
         events = list(JobEvent.objects.filter(job_id=job_id).order_by("id").values_list("id", "state_version", "to_state"))
         row = page.locator(f"#job-rows tr[data-job-id='{job_id}']")
         shown = row.evaluate("r => r.outerHTML") if row.count() else "no row"
         raise AssertionError(f"job {job_id} not shown as {state}: events {events}; row {shown}; "
-                             f"mode {page.get_attribute('#live-mode', 'data-mode')}\n{system.processes.logs()}")
+                             f"mode {page.get_attribute('#live-mode', 'data-mode')}\n{system.processes.logs()}") from timed_out
 
 
 def uploaded_job_id(page, file_name: str) -> str:

@@ -8,12 +8,12 @@ import uuid
 import pytest
 from django.contrib.auth import get_user_model
 
-from accounts.models import Membership, Role, create_tenant
+from accounts.models import Membership, Role
 from extraction.intake.text import extract_document_text
 from extraction.providers.builtin import extract_invoice
+from tests.browser.support import PASSWORD, log_in
 from tests.extraction.review.test_review import ELEKTRON, QUEUE_URL, job_in_review
-
-from .conftest import PASSWORD, log_in
+from tests.factories import make_tenant, unique_slug
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def job(transactional_db):
     """A REVIEW_REQUIRED job whose evidence is long unbroken tokens. Made before the browser
     starts: Playwright's event loop then forbids synchronous ORM calls in this thread."""
     text = f"Supplier: {SUPPLIER}\nIBAN: {IBAN_LIKE}\nInvoice number: R-1\nTotal: 3000.00 EUR\n"
-    tenant = create_tenant(slug=f"lay-{uuid.uuid4().hex[:8]}")
+    tenant = make_tenant(unique_slug("lay"))
     return job_in_review(tenant, pages=(text,), output=answer_with_long_evidence(text))
 
 

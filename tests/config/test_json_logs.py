@@ -5,13 +5,13 @@ import json
 import logging
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from config.logging import JsonFormatter
 
-LOGGED_AT = datetime(2026, 12, 1, 9, 41, 7, 123456, tzinfo=timezone.utc).timestamp()
+LOGGED_AT = datetime(2026, 12, 1, 9, 41, 7, 123456, tzinfo=UTC).timestamp()
 
 
 @pytest.fixture
@@ -41,6 +41,6 @@ def test_timestamp_is_utc_with_milliseconds_from_the_record(kolkata_local_time: 
 
 
 def test_a_whole_second_keeps_its_three_digits(kolkata_local_time: None) -> None:
-    whole_second = datetime(2026, 12, 1, 23, 59, 59, tzinfo=timezone.utc).timestamp()
+    whole_second = datetime(2026, 12, 1, 23, 59, 59, tzinfo=UTC).timestamp()
 
     assert json.loads(JsonFormatter().format(_record(whole_second)))["ts"] == "2026-12-01T23:59:59.000Z"

@@ -2,7 +2,6 @@
 access restricted to loopback clients or the metrics token."""
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from datetime import timedelta
@@ -13,12 +12,10 @@ from django.db.models.functions import Now
 from django.test import Client, RequestFactory
 from django.urls import path
 
-from accounts.models import create_tenant
 from config import metrics
-from extraction.execution import lifecycle
 from extraction.capacity import limiter
-from extraction.intake.acceptance import REQUESTED_EVENT, JobRequest, accept_job
-from extraction.models import Document, ExtractionJob, JobState, OutboxEvent
+from extraction.models import ExtractionJob, JobState, OutboxEvent
+from tests.factories import make_job, make_tenant, take_in
 
 POLICY = "p-metrics"
 
@@ -75,26 +72,12 @@ def pool(db, settings):
     limiter.reset_pool(name)
 
 
-def new_job(tenant) -> uuid.UUID:
-    content = uuid.uuid4().hex
-    document = Document.objects.create(tenant=tenant, sha256=hashlib.sha256(content.encode()).hexdigest(), size=10,
-                                       content_type="text/plain", storage_name=f"{content}.txt")
-    return accept_job(tenant=tenant, idempotency_key=content, request=JobRequest(
-        document=document, schema="invoice.v1", model_policy=POLICY, options={}, priority_class="batch",
-        deadline_seconds=3600)).job_id
-
-
-def take_in(job_id: uuid.UUID) -> None:
-    event = OutboxEvent.objects.get(job_id=job_id, event_type=REQUESTED_EVENT)
-    assert lifecycle.take_in_requested_event(event_id=event.event_id, payload=event.payload) == "taken_in"
-
-
 @pytest.fixture
 def jobs(pool):
     """1 ACCEPTED, 3 READY (one of them not yet available), 1 RETRY_SCHEDULED, 1 RUNNING,
     3 SUCCEEDED, 2 FAILED_TERMINAL, 1 REVIEW_REQUIRED."""
-    tenant = create_tenant(slug=f"t-{uuid.uuid4().hex[:8]}")
-    ids = [new_job(tenant) for _ in range(12)]
+    tenant = make_tenant()
+    ids = [make_job(tenant, state=JobState.ACCEPTED, model_policy=POLICY).pk for _ in range(12)]
     for job_id in ids[1:]:
         take_in(job_id)
     # Make the eligible ones wait a known time: their available_at is 120 s ago.

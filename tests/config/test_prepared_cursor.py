@@ -14,14 +14,12 @@ from typing import Any
 import psycopg
 import pytest
 from django.conf import settings
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError, OperationalError, ProgrammingError, connection
 from kombu import Connection
 
 from config.db import prepared_cursor
-from tests.conftest import TenantContext, make_tenant_context
-from tests.system import (VENV_BIN, SystemProcesses, ensure_vhost, purge_queues, queue_depth, system_env,
-                          wait_for)
+from tests.factories import make_tenant_context, submit, unique_invoice
+from tests.system import VENV_BIN, SystemProcesses, queue_depth, system_env, wait_for
 
 PREPARED_STATEMENTS_ON = settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] is not None
 
@@ -120,16 +118,8 @@ REQUESTED = "extraction.requested.v1"
 
 
 @pytest.fixture
-def broker(settings: Any) -> str:
-    broker_url = ensure_vhost(os.environ.get("TEST_BROKER_VHOST", "extraction_test"))
-    purge_queues(broker_url)
-    settings.BROKER_URL = broker_url
-    settings.CELERY_BROKER_URL = broker_url
-    return broker_url
-
-
-@pytest.fixture
 def processes(transactional_db: None, broker: str, settings: Any, tmp_path: Path) -> Iterator[SystemProcesses]:
+    """Like the shared ``processes``, without the provider simulator: only the ingress runs here."""
     group = SystemProcesses(
         env=system_env(broker_url=broker, simulator_url=None, media_root=Path(settings.MEDIA_ROOT)),
         log_dir=tmp_path,
@@ -153,17 +143,6 @@ def task_events(broker: str) -> Iterator[list[dict[str, Any]]]:
         consuming.join(timeout=10)
 
 
-def _submit(ctx: TenantContext) -> str:
-    text = f"Invoice number: INV-{uuid.uuid4().hex[:8]}\nTotal: 1.00 EUR\n"
-    upload = SimpleUploadedFile("invoice.txt", text.encode())
-    doc = ctx.client.post("/api/v1/documents", {"file": upload}, format="multipart")
-    assert doc.status_code == 201, doc.content
-    job = ctx.client.post("/api/v1/extraction-jobs", {"document_id": doc.json()["id"]}, format="json",
-                          HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex)
-    assert job.status_code == 202, job.content
-    return job.json()["job_id"]
-
-
 def _state(job_id: str) -> str:
     from extraction.models import ExtractionJob
 
@@ -178,7 +157,7 @@ def test_ingress_survives_its_backend_being_terminated(processes: SystemProcesse
     redelivery takes the job in, once."""
     from extraction.models import ExecutionInbox, JobEvent, OutboxEvent
 
-    tenant = make_tenant_context(f"t-{uuid.uuid4().hex[:8]}")
+    tenant = make_tenant_context()
     processes.relay()
     # A pool of one named connection: the test knows which backend is the ingress's, and only
     # the first delivery can meet it dead. Task events (-E) show each delivery's outcome. No
@@ -189,11 +168,11 @@ def test_ingress_survives_its_backend_being_terminated(processes: SystemProcesse
         "--loglevel", "INFO", "-E",
     ], POSTGRES_POOL_MAX_SIZE="1", PGAPPNAME=INGRESS_APPLICATION)
 
-    warm_up = _submit(tenant)  # the ingress's pool now holds a connection that has worked
+    warm_up = submit(tenant, content=unique_invoice())  # the ingress's pool now holds a connection that has worked
     wait_for(lambda: _state(warm_up) == "READY", timeout=60, message=processes.logs)
 
     os.killpg(ingress.pid, signal.SIGSTOP)
-    job_id = _submit(tenant)
+    job_id = submit(tenant, content=unique_invoice())
     requested = OutboxEvent.objects.get(job_id=job_id, event_type=REQUESTED)
     wait_for(lambda: OutboxEvent.objects.filter(pk=requested.pk, published_at__isnull=False).exists(),
              timeout=30, message=processes.logs)

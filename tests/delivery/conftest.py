@@ -4,28 +4,10 @@ import json
 import socket
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 import pytest
-
-from delivery import dispatch
-from delivery.endpoints import register_endpoint
-from delivery.models import WebhookEndpoint
-from extraction.execution import lifecycle
-from extraction.execution.lifecycle import AttemptReport
-from extraction.models import OutboxEvent
-from tests.extraction.execution.conftest import broker, broker_url, submit, tenant  # noqa: F401 (fixtures)
-
-OUTPUT = {
-    "schema": "invoice.v1",
-    "invoice_number": {"value": "INV-2026-001", "evidence": None},
-    "supplier": {"name": {"value": "ACME Supplies GmbH", "evidence": None}},
-    "currency": {"value": "EUR", "evidence": None},
-    "totals": {"gross": {"value": "119.00", "evidence": None}},
-}
 
 
 @pytest.fixture(autouse=True)
@@ -97,28 +79,6 @@ def scripted_erp():
     server.server_close()
 
 
-def completed_job(ctx, *, review_required: bool = False) -> tuple[str, OutboxEvent]:
-    """A job taken through the real lifecycle to SUCCEEDED (or REVIEW_REQUIRED), with its outbox event."""
-    job_id = submit(ctx)
-    requested = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
-    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
-    claim = lifecycle.claim_next_job(worker_id="test-worker")
-    assert claim is not None and str(claim.job_id) == job_id
-    assert lifecycle.complete_job(claim, review_required=review_required, output=OUTPUT, validation={"ok": True},
-                                  policy_version="test", report=AttemptReport(outcome="succeeded"))
-    event_type = "extraction.review_required.v1" if review_required else "extraction.completed.v1"
-    return job_id, OutboxEvent.objects.get(job_id=job_id, event_type=event_type)
-
-
-def active_endpoint(ctx, url: str, types=("extraction.completed.v1",)) -> tuple[WebhookEndpoint, str]:
-    """Register an endpoint and answer its verification (the receiver must be up): (endpoint, secret)."""
-    registration = register_endpoint(tenant=ctx.tenant, url=url, event_types=list(types))
-    assert dispatch.deliver(registration.verification_delivery_id) == "delivered"
-    endpoint = WebhookEndpoint.objects.get(pk=registration.endpoint.pk)
-    assert endpoint.status == "active"
-    return endpoint, registration.secret.secret
-
-
 class ConnectionGuard:
     """Records every outgoing connect; fails loudly on any address outside loopback."""
 
@@ -149,23 +109,3 @@ def connect_guard(monkeypatch) -> ConnectionGuard:
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket, "create_connection", create_connection)
     return guard
-
-
-def fake_resolver(table: dict[str, list[str]]) -> Callable:
-    """A getaddrinfo stand-in: never real DNS."""
-
-    def resolve(host, port, family=0, type=0, proto=0, flags=0):  # noqa: A002 - getaddrinfo's names
-        if host not in table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        out = []
-        for address in table[host]:
-            fam = socket.AF_INET6 if ":" in address else socket.AF_INET
-            sockaddr = (address, port, 0, 0) if fam == socket.AF_INET6 else (address, port)
-            out.append((fam, socket.SOCK_STREAM, 6, "", sockaddr))
-        return out
-
-    return resolve
-
-
-def new_uuid() -> str:
-    return str(uuid.uuid4())

@@ -8,7 +8,7 @@ from standardwebhooks import Webhook
 from accounts.models import Role
 from delivery import dispatch
 from delivery.models import Delivery, WebhookEndpoint
-from tests.conftest import make_tenant_context
+from tests.factories import make_tenant_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -2,6 +2,7 @@
 signing, retries, 410, 429, 3xx, 401/403, the circuit breaker, rotation, leases, redelivery."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import socket
@@ -16,8 +17,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from delivery import dispatch, endpoints
 from delivery.models import Delivery, DeliveryAttempt, WebhookEndpoint
-
-from tests.delivery.conftest import active_endpoint, completed_job, fake_resolver
+from tests.delivery.support import active_endpoint, completed_job, fake_resolver
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -25,6 +25,20 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 def _make_due(delivery_id) -> None:
     with connection.cursor() as cursor:
         cursor.execute("UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = %s", [delivery_id])
+
+
+def _hold_is_over(endpoint_id, column: str) -> None:
+    """The endpoint's ``circuit_open_until`` or ``retry_not_before`` has come: moved to now,
+    as the database clock would move past it."""
+    assert column in ("circuit_open_until", "retry_not_before")
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE webhook_endpoints SET {column} = now() WHERE id = %s", [endpoint_id])
+
+
+def _database_second() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT floor(extract(epoch FROM now()))::bigint")
+        return cursor.fetchone()[0]
 
 
 def _fan_out(outbox) -> Delivery:
@@ -66,14 +80,20 @@ def test_retry_resends_the_same_id_and_bytes_with_a_fresh_signature(tenant, scri
     delivery.refresh_from_db()
     assert delivery.last_status == 500 and delivery.response_snippet == "database down"
     assert dispatch.deliver(delivery.pk) == "not_due"  # backoff: not before next_attempt_at
-    time.sleep(1.1)  # a later second: a later webhook-timestamp
     _make_due(delivery.pk)
-    assert dispatch.deliver(delivery.pk) == "delivered"
+    before = _database_second()
+    claim = dispatch.claim_delivery(delivery.pk)
+    assert not isinstance(claim, str)
+    assert before <= claim.timestamp <= _database_second()  # the database's clock at this claim
+    # The retry is signed with its own claim's timestamp: pass a later second in.
+    later = dataclasses.replace(claim, timestamp=claim.timestamp + 1)
+    assert dispatch.record_outcome(later, dispatch.send(later)) == "delivered"
 
     first, second = scripted_erp.received[-2:]
     assert first.headers["webhook-id"] == second.headers["webhook-id"] == str(delivery.pk)
     assert first.body == second.body
-    assert first.headers["webhook-timestamp"] != second.headers["webhook-timestamp"]
+    assert second.headers["webhook-timestamp"] == str(claim.timestamp + 1)
+    assert int(first.headers["webhook-timestamp"]) <= claim.timestamp
     for request in (first, second):
         Webhook(secret).verify(request.body, request.headers)
     outcomes = list(DeliveryAttempt.objects.filter(delivery=delivery).order_by("number")
@@ -108,15 +128,16 @@ def test_429_retry_after_is_honoured_for_the_whole_endpoint(tenant, scripted_erp
     assert attempt.retry_after_seconds == 2.0
     throttled.refresh_from_db()
     assert throttled.next_attempt_at >= attempt.ended_at + timedelta(seconds=2)
+    endpoint.refresh_from_db()
+    assert endpoint.retry_not_before == attempt.ended_at + timedelta(seconds=2)
     # The other delivery waits too: the receiver asked the sender, not one message, to slow down.
     assert dispatch.take_due_deliveries(limit=10) == []
     assert dispatch.deliver(other.pk) == "held"
     assert len(scripted_erp.received) == 2  # verification + the 429
 
-    time.sleep(2.1)
+    _hold_is_over(endpoint.pk, "retry_not_before")
     _make_due(throttled.pk)
     assert dispatch.deliver(throttled.pk) == "delivered"
-    assert scripted_erp.received[-1].at - scripted_erp.received[-2].at >= 2.0
 
 
 def test_redirect_is_a_failure_and_is_never_followed(tenant, scripted_erp, loopback, connect_guard):
@@ -131,7 +152,7 @@ def test_redirect_is_a_failure_and_is_never_followed(tenant, scripted_erp, loopb
     delivery.refresh_from_db()
     assert delivery.last_status == 307 and "not followed" in delivery.last_error
     assert len(scripted_erp.received) == 3  # verification + two attempts, nothing else
-    assert all(str(address[0]).startswith("127.") for address in connect_guard.attempts)
+    assert {str(address[0]) for address in connect_guard.attempts} == {"127.0.0.1"}  # the ERP only
 
 
 def test_repeated_401_flags_the_endpoint_with_an_alarm_until_verified_again(tenant, scripted_erp, loopback, caplog):
@@ -170,8 +191,10 @@ def test_circuit_opens_after_consecutive_failures_then_one_probe_closes_it(tenan
     assert dispatch.deliver(deliveries[2].pk) == "held"  # nothing goes while open
     assert dispatch.take_due_deliveries(limit=10) == []
     sent = len(scripted_erp.received)
+    opened_by = DeliveryAttempt.objects.get(delivery=deliveries[1], number=1)
+    assert endpoint.circuit_open_until == opened_by.ended_at + timedelta(seconds=1)
 
-    time.sleep(1.1)
+    _hold_is_over(endpoint.pk, "circuit_open_until")
     claim = dispatch.claim_delivery(deliveries[2].pk)  # the half-open probe: the longest waiting
     assert not isinstance(claim, str)
     endpoint.refresh_from_db()
@@ -288,7 +311,7 @@ def test_the_egress_rule_is_applied_again_at_every_send(tenant, scripted_erp, lo
     assert dispatch.deliver(delivery.pk) == "pending"
     attempt = DeliveryAttempt.objects.get(delivery=delivery, number=1)
     assert attempt.outcome == "egress_refused" and "10.0.0.7" in attempt.error
-    assert all(str(address[0]).startswith("127.") for address in connect_guard.attempts)
+    assert {str(address[0]) for address in connect_guard.attempts} == {"127.0.0.1"}  # the ERP only
 
 
 def test_redeliver_sends_a_failed_delivery_again_under_the_same_id(tenant, scripted_erp, loopback, settings):

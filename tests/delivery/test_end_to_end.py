@@ -15,7 +15,7 @@ from delivery import dispatch
 from delivery.endpoints import register_endpoint
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from delivery.models import Delivery, DeliveryAttempt
-from tests.extraction.execution.conftest import sim, simulator, submit  # noqa: F401 (fixtures)
+from tests.factories import submit
 from tests.system import (
     VENV_BIN,
     SystemProcesses,
@@ -107,4 +107,5 @@ def test_erp_down_then_up_every_invoice_lands_in_the_ledger_exactly_once(system,
     assert sorted(map(str, ledger)) == sorted(job_ids)  # each invoice, once
     deliveries = Delivery.objects.filter(endpoint_id=registration.endpoint.pk, is_verification=False)
     assert ErpInboxEntry.objects.filter(delivery_id__in=[str(d.pk) for d in deliveries]).count() == JOBS
+    assert deliveries.count() == JOBS
     assert all(d.attempts >= 2 for d in deliveries)  # failed while down, delivered after

@@ -9,7 +9,6 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -19,15 +18,16 @@ from delivery import dispatch, receiver, signing
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from extraction.execution import lifecycle
 from extraction.models import ExtractionJob
-from tests.delivery.conftest import OUTPUT, completed_job
+from tests.delivery.support import completed_job
+from tests.factories import SAMPLE_OUTPUT
+from tests.system import ROOT
 
 SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 OTHER_SECRET = "whsec_" + "dGhpcyBpcyBhbm90aGVyIHNlY3JldCBrZXkh"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _event(job_id: str | None = None, *, invoice: str = "INV-1") -> dict:
-    output = {**OUTPUT, "invoice_number": {"value": invoice, "evidence": None}}
+    output = {**SAMPLE_OUTPUT, "invoice_number": {"value": invoice, "evidence": None}}
     return {"type": "extraction.completed.v1", "timestamp": "2026-11-02T10:00:00Z",
             "data": {"job_id": job_id or str(uuid.uuid4()), "state": "SUCCEEDED", "state_version": 4,
                      "result": {"output": output, "validation": {}}}}
@@ -171,7 +171,7 @@ def test_review_required_job_reaches_no_ledger_until_approved(tenant, live_serve
 
     job = ExtractionJob.objects.get(pk=job_id)
     assert lifecycle.decide_review(job_id=job.pk, seen_state_version=job.state_version, reviewer_id=_reviewer().pk,
-                                   approve=True, before=OUTPUT, after=None, validation={"ok": True})
+                                   approve=True, before=SAMPLE_OUTPUT, after=None, validation={"ok": True})
     approved = job.outbox.get(event_type="extraction.completed.v1")
     for delivery_id in dispatch.fan_out_event(approved.event_id).created:
         assert dispatch.deliver(delivery_id) == "delivered"

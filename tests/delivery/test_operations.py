@@ -15,9 +15,8 @@ from kombu import Connection
 from delivery import dispatch, tasks
 from delivery.erp.models import ErpConnection, ErpLedgerEntry
 from delivery.models import Delivery, WebhookEndpoint
+from tests.delivery.support import active_endpoint, completed_job
 from tests.system import queue_depth
-
-from tests.delivery.conftest import active_endpoint, completed_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -2,19 +2,17 @@
 from real attempt rows."""
 from __future__ import annotations
 
-import hashlib
 import uuid
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from accounts.models import create_tenant
 from extraction.capacity import plan as capacity_plan
 from extraction.execution import lifecycle
-from extraction.intake.acceptance import REQUESTED_EVENT, JobRequest, accept_job
 from extraction.execution.lifecycle import AttemptReport
-from extraction.models import AttemptOutcome, Document, OutboxEvent
+from extraction.models import AttemptOutcome
+from tests.factories import make_job, make_tenant
 
 ARTICLE_FLAGS = {
     "rpm": 600, "tpm": 600_000, "reserved_tokens": 6000, "concurrency": 30, "mean_latency": 15,
@@ -125,20 +123,8 @@ def pool_setup(db, settings):
         "p-main": {"provider_pool": pool, "reserved_tokens": 6000, "price_per_1k_tokens_micros": 0},
         "p-other": {"provider_pool": other, "reserved_tokens": 6000, "price_per_1k_tokens_micros": 0},
     }
-    tenant = create_tenant(slug=f"t-{uuid.uuid4().hex[:8]}")
+    tenant = make_tenant()
     return pool, other, tenant
-
-
-def runnable_job(tenant, policy: str) -> uuid.UUID:
-    content = uuid.uuid4().hex
-    document = Document.objects.create(tenant=tenant, sha256=hashlib.sha256(content.encode()).hexdigest(), size=100,
-                                       content_type="text/plain", storage_name=f"{content}.txt")
-    accepted = accept_job(tenant=tenant, idempotency_key=content, request=JobRequest(
-        document=document, schema="invoice.v1", model_policy=policy, options={}, priority_class="batch",
-        deadline_seconds=3600))
-    event = OutboxEvent.objects.get(job_id=accepted.job_id, event_type=REQUESTED_EVENT)
-    assert lifecycle.take_in_requested_event(event_id=event.event_id, payload=event.payload) == "taken_in"
-    return accepted.job_id
 
 
 def run_to_success(policy: str, *, latency_ms: int) -> None:
@@ -152,10 +138,10 @@ def test_observed_stats_come_from_answered_attempts_of_the_pool(pool_setup):
     pool, _, tenant = pool_setup
     assert capacity_plan.observed_stats(pool) is None
 
-    runnable_job(tenant, "p-main")
+    make_job(tenant, model_policy="p-main")
     run_to_success("p-main", latency_ms=10_000)
 
-    runnable_job(tenant, "p-main")
+    make_job(tenant, model_policy="p-main")
     # Handed back for capacity: no attempt spent, no latency.
     claim = lifecycle.claim_next_job(worker_id="w", policies=["p-main"])
     assert lifecycle.hand_back(claim, available_in_seconds=0, outcome=AttemptOutcome.CAPACITY_DEFERRED,
@@ -166,7 +152,7 @@ def test_observed_stats_come_from_answered_attempts_of_the_pool(pool_setup):
                                    delay_seconds=0, error_class="timeout") == "retry"
     run_to_success("p-main", latency_ms=20_000)
 
-    runnable_job(tenant, "p-other")
+    make_job(tenant, model_policy="p-other")
     run_to_success("p-other", latency_ms=99_000)
 
     stats = capacity_plan.observed_stats(pool)
@@ -179,10 +165,10 @@ def test_observed_stats_come_from_answered_attempts_of_the_pool(pool_setup):
 
 def test_command_says_which_values_were_observed_and_which_assumed(pool_setup):
     pool, other, tenant = pool_setup
-    runnable_job(tenant, "p-main")
+    make_job(tenant, model_policy="p-main")
     run_to_success("p-main", latency_ms=12_000)
-    runnable_job(tenant, "p-main")
-    runnable_job(tenant, "p-main")  # two pending jobs: the live backlog
+    make_job(tenant, model_policy="p-main")
+    make_job(tenant, model_policy="p-main")  # two pending jobs: the live backlog
 
     output = plan_output()
     main, rest = output.split(f"Pool {other}")
@@ -200,7 +186,7 @@ def test_command_says_which_values_were_observed_and_which_assumed(pool_setup):
 
 def test_a_given_value_overrides_the_observed_one(pool_setup):
     pool, _, tenant = pool_setup
-    runnable_job(tenant, "p-main")
+    make_job(tenant, model_policy="p-main")
     run_to_success("p-main", latency_ms=12_000)
     output = plan_output(pool=pool, mean_latency=60)
     assert "mean latency          60.000 s              given" in output

@@ -2,79 +2,52 @@
 with aging. Driven through claim_next_job on real PostgreSQL rows."""
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.utils import timezone
 
-from accounts.models import Tenant, TenantUsage, create_tenant
 from extraction.execution.lifecycle import claim_next_job
-from extraction.models import Document, ExtractionJob, JobState
+from extraction.models import ExtractionJob, JobState
+from tests.factories import make_ready_jobs, make_tenant
 
 pytestmark = pytest.mark.django_db
 
 
-def _tenant(slug: str, **fields) -> Tenant:
-    tenant = create_tenant(slug=slug)
-    if fields:
-        Tenant.objects.filter(pk=tenant.pk).update(**fields)
-        tenant.refresh_from_db()
-    return tenant
-
-
-def _ready_jobs(tenant: Tenant, count: int, *, priority: str = "batch", available_at=None, step=timedelta(0)):
-    """Bulk-create READY jobs (as ingress would leave them) and charge the tenant's usage."""
-    doc = Document.objects.create(tenant=tenant, sha256=uuid.uuid4().hex * 2, size=10, content_type="text/plain",
-                                  storage_name="x")
-    start = available_at or timezone.now() - timedelta(hours=1)
-    deadline = timezone.now() + timedelta(days=1)
-    jobs = [
-        ExtractionJob(tenant=tenant, document=doc, document_version=doc.version, idempotency_key=uuid.uuid4().hex,
-                      request_hash="0" * 64, schema="invoice.v1", model_policy="default", priority_class=priority,
-                      state=JobState.READY, state_version=2, max_attempts=5, available_at=start + i * step,
-                      deadline_at=deadline, estimated_tokens=6000, byte_size=10)
-        for i in range(count)
-    ]
-    ExtractionJob.objects.bulk_create(jobs, batch_size=2000)
-    TenantUsage.objects.filter(tenant=tenant).update(pending_jobs=count)
-    return jobs
-
-
 def test_single_job_tenant_is_served_next_despite_another_tenants_backlog():
-    big = _tenant("big")
-    small = _tenant("small")
-    _ready_jobs(big, 10_000)
+    big = make_tenant("big")
+    small = make_tenant("small")
+    make_ready_jobs(big, 10_000)
     for _ in range(30):  # the big tenant fills the workers first
         assert claim_next_job(worker_id="w").tenant_id == big.pk
     # The small tenant's single job arrives later than every one of big's jobs...
-    _ready_jobs(small, 1, available_at=timezone.now() - timedelta(minutes=1))
+    make_ready_jobs(small, 1, available_at=timezone.now() - timedelta(minutes=1))
     # ...and is the very next claim: it has nothing running, big has 30.
     assert claim_next_job(worker_id="w").tenant_id == small.pk
 
 
 def test_claims_alternate_between_tenants_by_weight():
-    heavy = _tenant("heavy", weight=3)
-    light = _tenant("light", weight=1)
-    _ready_jobs(heavy, 100)
-    _ready_jobs(light, 100)
+    heavy = make_tenant("heavy", weight=3)
+    light = make_tenant("light", weight=1)
+    make_ready_jobs(heavy, 100)
+    make_ready_jobs(light, 100)
     claimed = [claim_next_job(worker_id="w").tenant_id for _ in range(40)]
     assert claimed.count(heavy.pk) == 30 and claimed.count(light.pk) == 10
 
 
 def test_tenant_at_its_in_flight_cap_is_skipped():
-    capped = _tenant("capped", max_in_flight=2)
-    other = _tenant("other")
-    _ready_jobs(capped, 10, available_at=timezone.now() - timedelta(hours=2))
-    _ready_jobs(other, 10)
+    capped = make_tenant("capped", max_in_flight=2)
+    other = make_tenant("other")
+    make_ready_jobs(capped, 10, available_at=timezone.now() - timedelta(hours=2))
+    make_ready_jobs(other, 10)
     claimed = [claim_next_job(worker_id="w").tenant_id for _ in range(8)]
     assert claimed.count(capped.pk) == 2
 
 
 def test_no_claim_when_every_tenant_is_capped():
-    capped = _tenant("capped", max_in_flight=1)
-    _ready_jobs(capped, 3)
+    capped = make_tenant("capped", max_in_flight=1)
+    make_ready_jobs(capped, 3)
     assert claim_next_job(worker_id="w") is not None
     assert claim_next_job(worker_id="w") is None
     assert ExtractionJob.objects.filter(state=JobState.READY).count() == 2
@@ -82,11 +55,11 @@ def test_no_claim_when_every_tenant_is_capped():
 
 def test_interactive_goes_first_but_a_long_waiting_batch_job_is_not_starved(settings):
     settings.INTERACTIVE_PRIORITY_BOOST_SECONDS = 300
-    tenant = _tenant("mixed", max_in_flight=100_000)
+    tenant = make_tenant("mixed", max_in_flight=100_000)
     t0 = timezone.now() - timedelta(hours=2)
-    [batch] = _ready_jobs(tenant, 1, priority="batch", available_at=t0)
+    [batch] = make_ready_jobs(tenant, 1, priority="batch", available_at=t0)
     # A sustained stream of interactive work: one job per second, starting with the batch job.
-    _ready_jobs(tenant, 1000, priority="interactive", available_at=t0, step=timedelta(seconds=1))
+    make_ready_jobs(tenant, 1000, priority="interactive", available_at=t0, step=timedelta(seconds=1))
     order = [claim_next_job(worker_id="w").job_id for _ in range(400)]
     position = order.index(batch.pk)
     # Interactive jobs that arrived less than the boost after it go first, then it runs:
@@ -99,10 +72,10 @@ def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
 
     assert "SKIP LOCKED" in _CLAIM_SQL
     # A realistic shape: a long terminal history and several tenants with backlogs.
-    tenants = [_tenant(f"large-{n}") for n in range(5)]
+    tenants = [make_tenant(f"large-{n}") for n in range(5)]
     for tenant in tenants:
-        _ready_jobs(tenant, 4_000)
-    history = _ready_jobs(_tenant("history"), 1)[0]
+        make_ready_jobs(tenant, 4_000)
+    history = make_ready_jobs(make_tenant("history"), 1)[0]
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -135,8 +108,8 @@ def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
 def test_a_burst_of_concurrent_claimers_all_get_distinct_jobs():
     import threading
 
-    tenant = _tenant("burst", max_in_flight=1000)
-    _ready_jobs(tenant, 200)
+    tenant = make_tenant("burst", max_in_flight=1000)
+    make_ready_jobs(tenant, 200)
     barrier = threading.Barrier(24)
     claimed: list = []
     lock = threading.Lock()

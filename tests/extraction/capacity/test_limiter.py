@@ -10,6 +10,7 @@ import pytest
 
 from extraction.capacity import limiter
 from extraction.capacity.limiter import Denial, Permit, PoolLimits
+from tests.system import wait_for
 
 
 @pytest.fixture
@@ -77,26 +78,35 @@ def test_release_reconciles_reported_usage_but_a_timeout_keeps_the_reservation(p
 def test_a_killed_workers_permit_comes_back_after_its_ttl(pool, settings):
     settings.CAPACITY_PERMIT_TTL_SECONDS = 0.5
     limits = _limits(pool, max_in_flight=1)
+    taken = time.monotonic()
     assert isinstance(limiter.acquire(limits, tokens=1), Permit)  # never released: the worker died
     assert limiter.acquire(limits, tokens=1).reason == "in_flight"
-    time.sleep(0.6)
-    assert isinstance(limiter.acquire(limits, tokens=1), Permit)
+    # A denied acquire takes nothing, so polling with acquire is safe; it comes back, and not early.
+    wait_for(lambda: isinstance(limiter.acquire(limits, tokens=1), Permit), timeout=10, interval=0.05,
+             message="the dead worker's permit to expire")
+    assert time.monotonic() - taken >= settings.CAPACITY_PERMIT_TTL_SECONDS
 
 
-def test_cooldown_blocks_every_caller_then_limits_ramp_up(pool):
+def test_cooldown_blocks_every_caller_then_limits_ramp_up(pool, settings):
+    settings.CAPACITY_RAMP_SECONDS = 2.0
     limits = _limits(pool, max_in_flight=10)
     limiter.start_cooldown(pool, seconds=0.5)
     denial = limiter.acquire(limits, tokens=1)
     assert denial.reason == "cooldown" and 0 < denial.retry_after_seconds <= 0.5
     assert not limiter.has_headroom(limits)
-    time.sleep(0.55)
-    # Right after the cooldown only a fraction of the in-flight limit is open again...
+    # When the ramp ends, by Redis's clock: the remaining cooldown was read before this line
+    # ran, so this is never early (+10 ms for Redis's rounding to whole milliseconds).
+    ramp_over = time.monotonic() + denial.retry_after_seconds + settings.CAPACITY_RAMP_SECONDS + 0.01
+    wait_for(lambda: limiter.snapshot(limits).cooldown_remaining_seconds == 0, timeout=10, interval=0.01,
+             message="the cooldown to end")
+    # Right after the cooldown only a fraction of the in-flight limit is open again (10 % at
+    # its end, under 50 % for the first 0.9 s of the 2 s ramp)...
     early = [limiter.acquire(limits, tokens=1) for _ in range(10)]
     assert 1 <= sum(isinstance(p, Permit) for p in early) < 5
     for p in early:
         if isinstance(p, Permit):
             limiter.release(p, actual_tokens=1)
-    time.sleep(1.0)
+    time.sleep(max(0.0, ramp_over - time.monotonic()))
     # ...and all of it once the ramp is over.
     assert sum(isinstance(limiter.acquire(limits, tokens=1), Permit) for _ in range(12)) == 10
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import time
-import uuid
 
 import pytest
 
 from extraction.capacity import limiter
 from extraction.models import Attempt, ExtractionJob
-from tests.extraction.execution.conftest import submit, unique_invoice
-from tests.system import all_terminal, wait_for
+from tests.factories import submit, unique_invoice
+from tests.system import all_terminal, job_states, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +33,7 @@ def _fresh_pool():
 
 def _submit_many(tenant, count: int) -> list[str]:
     # Distinct bytes per job so each is its own document.
-    return [submit(tenant, unique_invoice()) for _ in range(count)]
+    return [submit(tenant, content=unique_invoice()) for _ in range(count)]
 
 
 def test_three_processes_of_thirty_slots_never_exceed_the_pools_thirty(processes, tenant, sim):
@@ -98,10 +97,13 @@ def test_redis_down_fail_closed_makes_no_model_call_and_loses_no_job(processes, 
     _stop_redis()
     try:
         job_ids = _submit_many(tenant, 4)
-        time.sleep(4)
+        # Taking a job in needs no Redis: every job becomes READY...
+        wait_for(lambda: set(job_states(job_ids).values()) == {"READY"}, timeout=30, message=processes.logs)
+        # ...and stays READY while the workers find no headroom (the scheduler wakes them every
+        # 0.3 s, so this is ten chances to call the model).
+        time.sleep(3)
         assert sim.stats()["calls"] == 0
-        assert set(ExtractionJob.objects.filter(pk__in=job_ids).values_list("state", flat=True)) <= {
-            "ACCEPTED", "READY"}
+        assert set(job_states(job_ids).values()) == {"READY"}
     finally:
         _start_redis()
     wait_for(lambda: all_terminal(job_ids), timeout=60, message=processes.logs)

@@ -2,32 +2,28 @@
 worker code, and the real Redis limiter (a pool of its own per test)."""
 from __future__ import annotations
 
-import hashlib
-import time
 import uuid
 from datetime import datetime, timedelta
 
 import pytest
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
+from django.db.models import F
 from django.db.models.functions import Now
 
-from accounts.models import Tenant, create_tenant
-from extraction.execution import lifecycle, worker
+from accounts.models import Tenant
 from extraction.capacity import limiter, waiting
-from extraction.intake.acceptance import REQUESTED_EVENT, JobRequest, accept_job
+from extraction.execution import lifecycle, worker
 from extraction.execution.lifecycle import AttemptReport
 from extraction.models import (
     AttemptOutcome,
-    Document,
     ExtractionJob,
+    JobEvent,
     JobState,
     OutboxEvent,
 )
+from tests.factories import make_job, make_tenant
 
 POLICY = "p-wait"
 RESERVED_TOKENS = 1000
-INVOICE_TEXT = b"ACME Supplies GmbH\nInvoice number: INV-1\nCurrency: EUR\nTotal: 119.00 EUR\n"
 
 
 @pytest.fixture
@@ -56,27 +52,7 @@ def make_pool(transactional_db, settings):
 
 @pytest.fixture
 def tenant(transactional_db) -> Tenant:
-    return create_tenant(slug=f"t-{uuid.uuid4().hex[:8]}")
-
-
-def accepted_job(tenant: Tenant) -> ExtractionJob:
-    content = INVOICE_TEXT + uuid.uuid4().hex.encode()
-    digest = hashlib.sha256(content).hexdigest()
-    name = default_storage.save(f"documents/{digest}.txt", ContentFile(content))
-    document = Document.objects.create(tenant=tenant, sha256=digest, size=len(content), content_type="text/plain",
-                                       storage_name=name)
-    accepted = accept_job(tenant=tenant, idempotency_key=digest, request=JobRequest(
-        document=document, schema="invoice.v1", model_policy=POLICY, options={}, priority_class="batch",
-        deadline_seconds=3600))
-    return ExtractionJob.objects.get(pk=accepted.job_id)
-
-
-def ready_job(tenant: Tenant) -> ExtractionJob:
-    job = accepted_job(tenant)
-    event = OutboxEvent.objects.get(job_id=job.pk, event_type=REQUESTED_EVENT)
-    assert lifecycle.take_in_requested_event(event_id=event.event_id, payload=event.payload) == "taken_in"
-    job.refresh_from_db()
-    return job
+    return make_tenant()
 
 
 def parse(iso: str) -> datetime:
@@ -85,7 +61,7 @@ def parse(iso: str) -> datetime:
 
 def test_accepted_job_waits_for_ingress(make_pool, tenant, settings):
     make_pool()
-    job = accepted_job(tenant)
+    job = make_job(tenant, state=JobState.ACCEPTED, model_policy=POLICY)
 
     explained = waiting.explain_wait(job)
     assert explained == {"waiting_for": "ingress", "until": None,
@@ -102,7 +78,7 @@ def test_accepted_job_waits_for_ingress(make_pool, tenant, settings):
 
 def test_failed_attempt_waits_for_its_retry_backoff(make_pool, tenant):
     make_pool()
-    ready_job(tenant)
+    make_job(tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
     assert lifecycle.retry_or_fail(claim, report=AttemptReport(outcome=AttemptOutcome.PROVIDER_ERROR, http_status=503),
                                    retry=True, delay_seconds=120, error_class="provider_error") == "retry"
@@ -119,7 +95,7 @@ def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, tenan
     pool = make_pool(requests_per_minute=1)
     # Another worker took the pool's only request slot this minute.
     assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=10), limiter.Permit)
-    ready_job(tenant)
+    make_job(tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
     assert worker.execute_attempt(claim, worker.WorkerRuntime("w1")) == "deferred"
     job = ExtractionJob.objects.get(pk=claim.job_id)
@@ -136,7 +112,7 @@ def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, tenan
 
 def test_pool_cooldown_is_named_with_its_end(make_pool, tenant):
     pool = make_pool()
-    job = ready_job(tenant)
+    job = make_job(tenant, model_policy=POLICY)
     limiter.start_cooldown(pool, seconds=30)
     before = datetime.now().astimezone()
 
@@ -150,7 +126,7 @@ def test_pool_cooldown_is_named_with_its_end(make_pool, tenant):
 def test_full_in_flight_pool_is_named(make_pool, tenant):
     pool = make_pool(max_in_flight=1)
     assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=10), limiter.Permit)
-    job = ready_job(tenant)
+    job = make_job(tenant, model_policy=POLICY)
 
     explained = waiting.explain_wait(job)
     assert explained["waiting_for"] == "capacity"
@@ -163,7 +139,7 @@ def test_spent_token_window_is_named(make_pool, tenant):
     pool = make_pool(tokens_per_minute=1500)
     # 1,000 tokens used this minute; this job's 1,000-token reservation would pass 1,500.
     assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=1000), limiter.Permit)
-    job = ready_job(tenant)
+    job = make_job(tenant, model_policy=POLICY)
 
     explained = waiting.explain_wait(job)
     assert explained["waiting_for"] == "capacity"
@@ -173,8 +149,8 @@ def test_spent_token_window_is_named(make_pool, tenant):
 def test_tenant_at_its_in_flight_cap_is_named(make_pool, tenant):
     make_pool()
     Tenant.objects.filter(pk=tenant.pk).update(max_in_flight=1)
-    ready_job(tenant)
-    ready_job(tenant)
+    make_job(tenant, model_policy=POLICY)
+    make_job(tenant, model_policy=POLICY)
     running = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
     waiting_job = ExtractionJob.objects.exclude(pk=running.job_id).get(tenant=tenant)
 
@@ -183,21 +159,25 @@ def test_tenant_at_its_in_flight_cap_is_named(make_pool, tenant):
                          "detail": {"running": 1, "max_in_flight": 1}}
 
 
-def test_eligible_job_nobody_claims_waits_for_a_worker(make_pool, tenant, monkeypatch):
+def test_eligible_job_nobody_claims_waits_for_a_worker(make_pool, tenant):
     pool = make_pool()
-    job = ready_job(tenant)
+    job = make_job(tenant, model_policy=POLICY)
     assert waiting.explain_wait(job)["waiting_for"] == "next_claim"
 
-    monkeypatch.setattr(waiting, "NO_WORKER_GRACE_SECONDS", 0.3)
-    time.sleep(0.4)
+    # Eligible for longer than the grace: its availability and its READY event moved back
+    # (the explanation reads the database clock, so the rows are what time passing changes).
+    back = timedelta(seconds=waiting.NO_WORKER_GRACE_SECONDS + 10)
+    ExtractionJob.objects.filter(pk=job.pk).update(available_at=F("available_at") - back)
+    JobEvent.objects.filter(job_id=job.pk).update(created_at=F("created_at") - back)
+    job.refresh_from_db()
     explained = waiting.explain_wait(job)
     assert explained["waiting_for"] == "no_worker"
     assert explained["detail"]["pool"] == pool
-    assert explained["detail"]["eligible_for_seconds"] > 0.3
+    assert explained["detail"]["eligible_for_seconds"] > waiting.NO_WORKER_GRACE_SECONDS + 10
 
 
 def test_running_job_is_not_waiting(make_pool, tenant):
     make_pool()
-    ready_job(tenant)
+    make_job(tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
     assert waiting.explain_wait(ExtractionJob.objects.get(pk=claim.job_id)) is None

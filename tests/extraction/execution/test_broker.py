@@ -8,14 +8,13 @@ import time
 import uuid
 
 import pytest
-from kombu import Connection, Exchange, Producer
+from kombu import Connection, Producer
 
 from config.celery import app as celery_app
 from config.topology import WORK_EXCHANGE
 from extraction.models import Attempt, ExtractionJob, OutboxEvent
+from tests.factories import submit, unique_invoice
 from tests.system import all_terminal, queue_depth, wait_for
-
-from tests.extraction.execution.conftest import submit, unique_invoice
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +60,7 @@ def test_sigterm_finishes_attempts_in_hand_and_stops_claiming(processes, tenant,
     processes.relay()
     processes.celery("ingress", "ingress")
     processes.celery("llm-old", "llm", concurrency=2, ATTEMPT_TIMEOUT_SECONDS="20", LEASE_SECONDS="30")
-    job_ids = [submit(tenant, unique_invoice()) for _ in range(4)]
+    job_ids = [submit(tenant, content=unique_invoice()) for _ in range(4)]
     wait_for(lambda: sim.stats()["concurrency"]["current"] == 2, timeout=30, message=processes.logs)
     started = time.monotonic()
     processes.kill("llm-old", signal.SIGTERM)  # warm shutdown; waits for the process to exit

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from extraction.models import Attempt, ExecutionInbox, ExtractionJob, ExtractionResult, JobEvent, OutboxEvent
+from tests.factories import submit
 from tests.system import all_terminal, queue_depth, wait_for
-
-from tests.extraction.execution.conftest import submit
 
 pytestmark = pytest.mark.slow
 

@@ -20,9 +20,8 @@ from extraction.models import (
     Supplier,
 )
 from extraction.validation.policy import POLICY_VERSION
+from tests.factories import submit
 from tests.system import all_terminal, wait_for
-
-from tests.extraction.execution.conftest import submit
 
 pytestmark = pytest.mark.slow
 
@@ -76,7 +75,7 @@ def test_injected_destination_state_and_role_are_refused(processes, tenant_knowi
     sim.control(injection_next=1)
     destinations_before = _destinations_created()
 
-    job_id = submit(tenant_knowing_acme, (INVOICE + EXFILTRATE).encode())
+    job_id = submit(tenant_knowing_acme, content=(INVOICE + EXFILTRATE).encode())
     wait_for(lambda: all_terminal([job_id]), timeout=90, message=processes.logs)
 
     assert sim.stats()["outcomes"].get("injection_obeyed") == 1
@@ -97,7 +96,7 @@ def test_injected_values_are_caught_by_validation_and_never_delivered(processes,
     _start_pipeline(processes)
     sim.control(injection_next=1)
 
-    job_id = submit(tenant_knowing_acme, (INVOICE + FALSIFY).encode())
+    job_id = submit(tenant_knowing_acme, content=(INVOICE + FALSIFY).encode())
     wait_for(lambda: all_terminal([job_id]), timeout=90, message=processes.logs)
 
     assert sim.stats()["outcomes"].get("injection_obeyed") == 1

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import Tenant, TenantUsage
 from extraction.models import ExtractionJob, JobEvent, OutboxEvent
-from tests.conftest import make_tenant_context
+from tests.factories import make_tenant_context
 
 JOBS_URL = "/api/v1/extraction-jobs"
 INVOICE = b"Invoice 42\nSupplier: Acme\nTotal 10.00 EUR\n"

@@ -7,9 +7,9 @@ import io
 import pytest
 from django.core.management import call_command
 
-from extraction.models import ExtractionJob
 from extraction.management.commands.demo_upload import DEMO_FILES
-from tests.conftest import make_tenant_context
+from extraction.models import ExtractionJob
+from tests.factories import make_tenant_context
 
 
 @pytest.mark.django_db(transaction=True)

@@ -18,8 +18,9 @@ from extraction.intake.text import (
     embedded_invoice_xml,
     extract_document_text,
 )
+from tests.factories import INVOICES
+from tests.golden import assert_golden, in_other_process
 
-INVOICES = Path(__file__).resolve().parents[3] / "testdata" / "invoices"
 EINFACH_PDF = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Einfach.pdf"
 FACTURX_PDF = INVOICES / "factur-x-python/fixtures/pdf/invoice_EN16931.pdf"
 OYO_PNG = INVOICES / "invoice2data/compare/oyo.png"
@@ -43,7 +44,7 @@ def _image_only_pdf(image: Image.Image) -> bytes:
 
 
 def test_plain_text_pages_split_on_form_feed():
-    document = extract_document_text("Rechnung 1\r\nSumme 10,00\fSeite 2\n".encode(), "text/plain; charset=utf-8")
+    document = extract_document_text(b"Rechnung 1\r\nSumme 10,00\fSeite 2\n", "text/plain; charset=utf-8")
 
     assert document.source == SOURCE_TEXT
     assert document.pages == ("Rechnung 1\nSumme 10,00", "Seite 2\n")
@@ -66,10 +67,23 @@ def test_pdf_text_layer_keeps_reading_order_and_pages():
     assert any(line.split() == ["Bruttosumme", "529,87"] for line in document.pages[1].splitlines())
 
 
-def test_same_bytes_always_give_the_same_pages():
-    data = EINFACH_PDF.read_bytes()
+_EINFACH_PAGES = f"""
+import json
+from pathlib import Path
+from extraction.intake.text import extract_document_text
+document = extract_document_text(Path({str(EINFACH_PDF)!r}).read_bytes(), "application/pdf")
+print(json.dumps({{"source": document.source, "pages": list(document.pages)}}))
+"""
 
-    assert extract_document_text(data, "application/pdf") == extract_document_text(data, "application/pdf")
+
+def test_same_bytes_always_give_the_same_pages():
+    # Evidence offsets are stored against these pages: they must not change between processes
+    # (hash order) or releases without anyone noticing.
+    document = extract_document_text(EINFACH_PDF.read_bytes(), "application/pdf")
+    answer = {"source": document.source, "pages": list(document.pages)}
+
+    assert_golden("einfach_pdf_pages.json", answer)
+    assert in_other_process(_EINFACH_PAGES, hash_seed=1) == in_other_process(_EINFACH_PAGES, hash_seed=2) == answer
 
 
 def test_png_invoice_is_read_by_ocr():

@@ -10,16 +10,9 @@ from typing import Any
 import psycopg
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from accounts.models import Membership, Role
-from extraction.execution.lifecycle import take_in_requested_event
-from extraction.models import OutboxEvent
-from tests.conftest import TenantContext, make_tenant_context
-
-INVOICE = b"ACME Supplies GmbH\nInvoice number: INV-1\nTotal: 119.00 EUR\n"
-ALLOWED_ORIGIN = (b"origin", b"http://localhost")
 
 
 @pytest.fixture
@@ -27,14 +20,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def tenant_a(transactional_db) -> TenantContext:
-    return make_tenant_context(f"a-{uuid.uuid4().hex[:8]}")
-
-
-@pytest.fixture
-def tenant_b(transactional_db) -> TenantContext:
-    return make_tenant_context(f"b-{uuid.uuid4().hex[:8]}")
+@pytest.fixture(autouse=True)
+def _committed_rows(transactional_db):
+    """The consumers' executor threads and the notifier's own connections read the rows the
+    test writes: they must be committed."""
 
 
 @dataclass
@@ -56,23 +45,6 @@ def browser_user(tenant_a) -> BrowserUser:
     client = Client()
     client.force_login(user)
     return BrowserUser(user=user, membership=membership, session_key=client.session.session_key)
-
-
-def accept_job(ctx: TenantContext, content: bytes | None = None) -> str:
-    """Upload and accept through the API: one ACCEPTED event."""
-    body = content or INVOICE + uuid.uuid4().hex.encode()
-    doc = ctx.client.post("/api/v1/documents", {"file": SimpleUploadedFile("i.txt", body)}, format="multipart")
-    assert doc.status_code == 201, doc.content
-    resp = ctx.client.post("/api/v1/extraction-jobs", {"document_id": doc.json()["id"]}, format="json",
-                           HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex)
-    assert resp.status_code == 202, resp.content
-    return resp.json()["job_id"]
-
-
-def take_in(job_id: str) -> None:
-    """ACCEPTED → READY the way ingress does it: a second event."""
-    event = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
-    assert take_in_requested_event(event_id=event.event_id, payload=event.payload) == "taken_in"
 
 
 @pytest.fixture(autouse=True)

@@ -19,11 +19,10 @@ from django.db import connections
 
 from extraction.models import JobEvent
 from extraction.notify.listeners import Notifier, database_conninfo, job_group, tenant_group
-
-from tests.extraction.notify.conftest import accept_job
+from tests.factories import submit
+from tests.system import ROOT
 
 pytestmark = [pytest.mark.anyio]
-ROOT = Path(__file__).resolve().parents[3]
 
 
 async def wait_until(condition, timeout: float, message: str) -> None:
@@ -49,6 +48,7 @@ def start_notifier(log_path: Path, *args: str) -> subprocess.Popen:
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
+@pytest.mark.slow  # the notifier as a real process, stopped with a signal
 async def test_notifier_process_forwards_a_commit_within_moments_via_listen(tenant_a, tmp_path):
     layer = get_channel_layer()
     channel = await layer.new_channel()
@@ -57,7 +57,7 @@ async def test_notifier_process_forwards_a_commit_within_moments_via_listen(tena
     proc = start_notifier(tmp_path / "notifier.log", "--poll", "60")
     try:
         await wait_until(notifier_is_listening, 20, "the notifier to LISTEN")
-        job = await database_sync_to_async(accept_job)(tenant_a)
+        job = await database_sync_to_async(submit)(tenant_a)
         started = time.monotonic()
         message = await asyncio.wait_for(layer.receive(channel), timeout=5)
         assert time.monotonic() - started < 2
@@ -73,7 +73,7 @@ async def test_notifier_process_forwards_a_commit_within_moments_via_listen(tena
 
 async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
     """Ids are taken at INSERT: the lower one can commit last. The notifier remembers the gap."""
-    job = await database_sync_to_async(accept_job)(tenant_a)
+    job = await database_sync_to_async(submit)(tenant_a)
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(job_group(job), channel)
@@ -117,13 +117,13 @@ async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
 
 async def test_a_restarted_notifier_resends_the_last_seconds(tenant_a):
     """A notifier that was down for a moment does not skip what committed meanwhile."""
-    job = await database_sync_to_async(accept_job)(tenant_a)
+    job = await database_sync_to_async(submit)(tenant_a)
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(job_group(job), channel)
     notifier = Notifier(poll_interval=0.1)
     try:
-        assert await notifier.forward_new_events() >= 1
+        assert await notifier.forward_new_events() == 1  # the job's ACCEPTED event, committed before the start
         message = await asyncio.wait_for(layer.receive(channel), timeout=5)
         assert (message["job_id"], message["state_version"]) == (job, 1)
     finally:

@@ -13,8 +13,7 @@ from accounts.models import ApiToken
 from config.asgi import application
 from extraction.models import JobEvent
 from extraction.notify.listeners import Notifier, push_revocation
-
-from tests.extraction.notify.conftest import accept_job, take_in
+from tests.factories import submit, take_in
 
 pytestmark = [pytest.mark.anyio]
 
@@ -73,10 +72,10 @@ async def test_token_in_the_query_string_is_not_accepted(tenant_a):
 
 
 async def test_last_event_id_replays_the_missed_events_then_streams_live(tenant_a):
-    job = await database_sync_to_async(accept_job)(tenant_a)
+    job = await database_sync_to_async(submit)(tenant_a)
     cursor = (await database_sync_to_async(lambda: JobEvent.objects.get(job_id=job).pk)())
     await database_sync_to_async(take_in)(job)
-    other = await database_sync_to_async(accept_job)(tenant_a)
+    other = await database_sync_to_async(submit)(tenant_a)
 
     notifier = Notifier(poll_interval=0.1)
     try:
@@ -101,8 +100,8 @@ async def test_last_event_id_replays_the_missed_events_then_streams_live(tenant_
 
 
 async def test_no_last_event_id_gets_a_snapshot(tenant_a, tenant_b):
-    job = await database_sync_to_async(accept_job)(tenant_a)
-    await database_sync_to_async(accept_job)(tenant_b)
+    job = await database_sync_to_async(submit)(tenant_a)
+    await database_sync_to_async(submit)(tenant_b)
     comm, _ = await open_stream(headers=[bearer(tenant_a.token)])
     events = await read_until(comm, "subscribed")
     assert [(e["event"], e["data"]["job_id"]) for e in events[:-1]] == [("job.snapshot", job)]
@@ -112,7 +111,7 @@ async def test_no_last_event_id_gets_a_snapshot(tenant_a, tenant_b):
 
 
 async def test_another_tenants_job_is_404(tenant_a, tenant_b):
-    job_b = await database_sync_to_async(accept_job)(tenant_b)
+    job_b = await database_sync_to_async(submit)(tenant_b)
     _, status = await open_stream(headers=[bearer(tenant_a.token)], query=f"job_id={job_b}".encode())
     assert status == 404
 

@@ -17,10 +17,11 @@ from accounts.models import ApiToken, Membership
 from config.asgi import application
 from extraction.models import ExtractionJob, JobEvent
 from extraction.notify.listeners import JobNotice, Notifier, push_revocation, tenant_group
-
-from tests.extraction.notify.conftest import ALLOWED_ORIGIN, accept_job, take_in
+from tests.factories import submit, take_in
 
 pytestmark = [pytest.mark.anyio]
+
+ALLOWED_ORIGIN = (b"origin", b"http://localhost")
 
 
 async def open_socket(*, headers: list | None = None, subprotocols: list[str] | None = None,
@@ -116,7 +117,7 @@ async def test_ticket_opens_one_socket_only(tenant_a):
 # --- catch-up after a reconnect ----------------------------------------------------------------------
 
 async def test_reconnect_with_cursor_replays_exactly_the_missed_events(tenant_a):
-    first_job = await sync_to_async(accept_job)(tenant_a)
+    first_job = await sync_to_async(submit)(tenant_a)
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     frames, subscribed = await subscribe(comm)
     assert subscribed["mode"] == "snapshot"
@@ -126,7 +127,7 @@ async def test_reconnect_with_cursor_replays_exactly_the_missed_events(tenant_a)
 
     # Missed while disconnected: the first job moves on, a second job arrives.
     await sync_to_async(take_in)(first_job)
-    second_job = await sync_to_async(accept_job)(tenant_a)
+    second_job = await sync_to_async(submit)(tenant_a)
 
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     frames, subscribed = await subscribe(comm, cursor=cursor)
@@ -141,8 +142,8 @@ async def test_reconnect_with_cursor_replays_exactly_the_missed_events(tenant_a)
 
 
 async def test_one_job_subscription_replays_only_that_job(tenant_a):
-    job = await sync_to_async(accept_job)(tenant_a)
-    await sync_to_async(accept_job)(tenant_a)
+    job = await sync_to_async(submit)(tenant_a)
+    await sync_to_async(submit)(tenant_a)
     await sync_to_async(take_in)(job)
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     frames, subscribed = await subscribe(comm, job_id=job, cursor=0)
@@ -153,7 +154,7 @@ async def test_one_job_subscription_replays_only_that_job(tenant_a):
 
 async def test_cursor_too_far_behind_gets_a_snapshot_of_current_states(tenant_a, settings):
     settings.NOTIFY_REPLAY_LIMIT = 2
-    jobs = [await sync_to_async(accept_job)(tenant_a) for _ in range(3)]
+    jobs = [await sync_to_async(submit)(tenant_a) for _ in range(3)]
     cursor = (await sync_to_async(event_ids)(jobs[0]))[0] - 1
     await sync_to_async(take_in)(jobs[0])
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
@@ -170,7 +171,7 @@ async def test_cursor_too_far_behind_gets_a_snapshot_of_current_states(tenant_a,
 
 
 async def test_cursor_from_the_future_gets_a_snapshot(tenant_a):
-    await sync_to_async(accept_job)(tenant_a)
+    await sync_to_async(submit)(tenant_a)
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     _, subscribed = await subscribe(comm, cursor=10**12)
     assert subscribed["mode"] == "snapshot"
@@ -180,7 +181,7 @@ async def test_cursor_from_the_future_gets_a_snapshot(tenant_a):
 # --- live notices ----------------------------------------------------------------------------------
 
 async def test_committed_transition_reaches_the_subscriber_through_the_notifier(tenant_a):
-    job = await sync_to_async(accept_job)(tenant_a)
+    job = await sync_to_async(submit)(tenant_a)
     notifier = Notifier(poll_interval=0.1)
     try:
         await notifier.forward_new_events()  # start position (re-sends the last seconds)
@@ -203,7 +204,7 @@ async def test_a_notice_the_layer_lost_is_sent_from_the_event_log(tenant_a, sett
     pub/sub message is dropped): the stream's periodic catch-up still sends it, once."""
     settings.NOTIFY_REAUTH_SECONDS = 0.5
     settings.NOTIFY_CATCHUP_SECONDS = 1
-    job = await sync_to_async(accept_job)(tenant_a)
+    job = await sync_to_async(submit)(tenant_a)
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     await subscribe(comm, job_id=job)
     await sync_to_async(take_in)(job)
@@ -216,8 +217,8 @@ async def test_a_notice_the_layer_lost_is_sent_from_the_event_log(tenant_a, sett
 
 
 async def test_no_frame_of_another_tenant_ever_reaches_a_socket(tenant_a, tenant_b):
-    job_a = await sync_to_async(accept_job)(tenant_a)
-    job_b = await sync_to_async(accept_job)(tenant_b)
+    job_a = await sync_to_async(submit)(tenant_a)
+    job_b = await sync_to_async(submit)(tenant_b)
     notifier = Notifier(poll_interval=0.1)
     try:
         await notifier.forward_new_events()
@@ -317,7 +318,7 @@ async def test_logging_out_closes_the_session_socket(browser_user, settings):
 
 async def test_a_revoked_socket_gets_no_more_notices(tenant_a, settings):
     settings.NOTIFY_REAUTH_SECONDS = 30
-    job = await sync_to_async(accept_job)(tenant_a)
+    job = await sync_to_async(submit)(tenant_a)
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     await subscribe(comm, job_id=job)
     token = await sync_to_async(ApiToken.objects.get)(tenant=tenant_a.tenant)
@@ -348,7 +349,7 @@ async def test_an_idle_socket_stays_open(tenant_a):
     """Quiet for longer than redis-py 8's default 5 s socket timeout, which closed such sockets
     with 1011 (see requirements.txt): the socket stays open and its channel-layer receive is
     still alive, so the next notice arrives."""
-    job = await sync_to_async(accept_job)(tenant_a)
+    job = await sync_to_async(submit)(tenant_a)
     comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
     await subscribe(comm)
     await asyncio.sleep(7)

@@ -5,17 +5,16 @@ import json
 import socket
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
+from config.backoff import parse_retry_after
+from extraction.intake.text import DocumentText
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest
 from extraction.providers.builtin import extract_invoice
-from config.backoff import parse_retry_after
 from extraction.providers.openai_compat import OpenAIProvider
-from tests.simulator import SimulatorProcess
 from extraction.validation.schema import JSON_SCHEMA_NAME, invoice_v1_json_schema
-from extraction.intake.text import DocumentText
 
 INVOICE = DocumentText(
     pages=(
@@ -30,18 +29,6 @@ def extraction_request(*, job_id: str = "job-1", attempt: int = 1, timeout_secon
                        max_output_tokens: int = 4000, schema: str = "invoice.v1") -> ProviderRequest:
     return ProviderRequest(job_id=job_id, attempt=attempt, document=INVOICE, schema=schema, model="sim-model",
                            max_output_tokens=max_output_tokens, timeout_seconds=timeout_seconds)
-
-
-@pytest.fixture(scope="module")
-def simulator():
-    with SimulatorProcess() as process:
-        yield process
-
-
-@pytest.fixture
-def sim(simulator):
-    simulator.reset()
-    return simulator
 
 
 @pytest.fixture
@@ -95,6 +82,7 @@ def test_each_thread_calls_through_a_client_of_its_own_and_close_closes_them_all
     for thread in threads:
         thread.join()
 
+    assert sorted(used) == ["a", "b", "c", "d"]
     assert all(first is second for first, second in used.values())  # a thread keeps its client
     assert len({id(first) for first, _ in used.values()}) == 4  # and no other thread shares it
     clients = [first for first, _ in used.values()]
@@ -251,7 +239,7 @@ def test_unsupported_schema_is_permanent_and_never_sent(provider, sim):
     assert sim.stats()["calls"] == 0
 
 
-NOW = datetime(2015, 10, 21, 7, 27, 30, tzinfo=timezone.utc)
+NOW = datetime(2015, 10, 21, 7, 27, 30, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

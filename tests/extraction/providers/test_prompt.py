@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from extraction.providers.prompt import build_messages, parse_document_from_messages
 from extraction.intake.text import DocumentText
+from extraction.providers.prompt import build_messages, parse_document_from_messages
 
 HOSTILE_PAGE = (
     "Invoice 2024-17\n"

@@ -10,11 +10,11 @@ import urllib.error
 import openai
 import pytest
 
+from extraction.intake.text import DocumentText
 from extraction.providers.builtin import extract_invoice
 from extraction.providers.prompt import build_messages
-from tests.simulator import SimulatorConfig, SimulatorProcess, SimulatorState, run_simulator
 from extraction.validation.schema import JSON_SCHEMA_NAME, invoice_v1_json_schema, parse_invoice_v1
-from extraction.intake.text import DocumentText
+from tests.simulator import SimulatorConfig, SimulatorProcess, SimulatorState, run_simulator
 
 INVOICE = DocumentText(
     pages=(

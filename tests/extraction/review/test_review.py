@@ -5,12 +5,10 @@ Jobs reach REVIEW_REQUIRED through the real lifecycle (accept → take in → cl
 the validator's verdict), with the extractor's answer on a real invoice."""
 from __future__ import annotations
 
-import io
 import json
 import threading
 import uuid
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,13 +17,12 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import Membership, Role, Tenant, create_tenant
-from extraction.execution import lifecycle
-from extraction.review import decisions as review
-from extraction.intake.acceptance import JobRequest, accept_job
-from extraction.intake.documents import store_document
+from accounts.models import Membership, Role, Tenant
+from extraction.intake.text import DocumentText, extract_document_text
 from extraction.models import (
-    AttemptOutcome,
+    DocumentText as DocumentTextRow,
+)
+from extraction.models import (
     ExtractionJob,
     ExtractionResult,
     JobState,
@@ -33,15 +30,12 @@ from extraction.models import (
     ReviewDecision,
     Supplier,
 )
-from extraction.models import (
-    DocumentText as DocumentTextRow,
-)
 from extraction.providers.builtin import extract_invoice
-from extraction.validation.schema import parse_invoice_v1
-from extraction.intake.text import DocumentText, extract_document_text
+from extraction.review import decisions as review
 from extraction.validation.policy import validate_extraction
+from extraction.validation.schema import parse_invoice_v1
+from tests.factories import INVOICES, make_document, make_job, make_tenant, unique_slug
 
-INVOICES = Path(__file__).resolve().parents[3] / "testdata" / "invoices"
 ELEKTRON = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"   # gross 300.00, valid VAT id/IBAN
 QUEUE_URL = "/admin/extraction/extractionjob/review/"
 
@@ -71,23 +65,13 @@ def job_in_review(tenant: Tenant, *, pages: tuple[str, ...] | None = None,
     if pages is not None:
         document_text = DocumentText(pages=pages)
     output = output if output is not None else with_gross(extracted, "3000.00")
-    document, _ = store_document(tenant=tenant, upload=io.BytesIO(b"%PDF-1.7 " + uuid.uuid4().hex.encode()),
-                                 filename="invoice.pdf")
-    DocumentTextRow.objects.create(document=document, pages=list(document_text.pages), source="pdf_text_layer")
-    accepted = accept_job(tenant=tenant, idempotency_key=uuid.uuid4().hex, request=JobRequest(
-        document=document, schema="invoice.v1", model_policy="default", options={}, priority_class="batch",
-        deadline_seconds=3600))
-    requested = OutboxEvent.objects.get(job_id=accepted.job_id, event_type="extraction.requested.v1")
-    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
-    claim = lifecycle.claim_next_job(worker_id="review-test")
-    assert claim is not None and claim.job_id == accepted.job_id
     outcome = validate_extraction(invoice=parse_invoice_v1(json.dumps(output)), document=document_text,
                                   tenant_id=tenant.pk)
     assert outcome.review_required, "the test job must need review"
-    assert lifecycle.complete_job(claim, review_required=True, output=output, validation=outcome.as_dict(),
-                                  policy_version=outcome.policy_version,
-                                  report=lifecycle.AttemptReport(outcome=AttemptOutcome.REVIEW_REQUIRED))
-    return ExtractionJob.objects.get(pk=accepted.job_id)
+    document = make_document(tenant, content=b"%PDF-1.7 " + uuid.uuid4().hex.encode(), filename="invoice.pdf")
+    DocumentTextRow.objects.create(document=document, pages=list(document_text.pages), source="pdf_text_layer")
+    return make_job(tenant, state=JobState.REVIEW_REQUIRED, document=document, output=output,
+                    validation=outcome.as_dict(), policy_version=outcome.policy_version, worker_id="review-test")
 
 
 def staff(tenant: Tenant | None, role: str = Role.REVIEWER, *, superuser: bool = False, name: str = ""):
@@ -103,7 +87,7 @@ def events(job: ExtractionJob) -> list[str]:
 
 
 def _tenant_knowing_elektron() -> Tenant:
-    tenant = create_tenant(slug=f"r-{uuid.uuid4().hex[:8]}")
+    tenant = make_tenant(unique_slug("r"))
     _, output = _elektron()
     supplier = output["supplier"]
     Supplier.objects.create(tenant=tenant, name=supplier["name"]["value"], vat_id=supplier["vat_id"]["value"],
@@ -220,7 +204,7 @@ def test_reject_fails_the_job_terminally_and_it_is_never_delivered(tenant):
 
 def test_reviewer_of_another_tenant_cannot_decide(tenant):
     job = job_in_review(tenant)
-    outsider = staff(create_tenant(slug=f"o-{uuid.uuid4().hex[:8]}"))
+    outsider = staff(make_tenant(unique_slug("o")))
 
     result = review.reject_review(job_id=job.pk, reviewer=outsider, seen_state_version=job.state_version)
 
@@ -255,15 +239,19 @@ def test_two_reviewers_at_once_exactly_one_wins(committed_tenant):
     for thread in threads:
         thread.join(timeout=30)
 
-    statuses = sorted(r.status for r in results.values())
-    assert statuses in ([review.APPROVED, review.CONFLICT], [review.CONFLICT, review.REJECTED])
     decisions = list(ReviewDecision.objects.filter(job_id=job.pk))
     assert len(decisions) == 1
-    job.refresh_from_db()
+    # Which thread commits first is the race; given the recorded winner, every answer is fixed.
     winner = decisions[0].decision
-    assert job.state == (JobState.SUCCEEDED if winner == "approved" else JobState.FAILED_TERMINAL)
-    loser = next(r for r in results.values() if r.status == review.CONFLICT)
-    assert "Someone else decided" in loser.message
+    expected = {
+        "approved": ({"approve": review.APPROVED, "reject": review.CONFLICT}, JobState.SUCCEEDED, "reject"),
+        "rejected": ({"approve": review.CONFLICT, "reject": review.REJECTED}, JobState.FAILED_TERMINAL, "approve"),
+    }
+    statuses, state, loser = expected[winner]
+    assert {name: result.status for name, result in results.items()} == statuses
+    job.refresh_from_db()
+    assert job.state == state
+    assert "Someone else decided" in results[loser].message
     assert len([e for e in events(job) if e in ("extraction.completed.v1", "extraction.dead_lettered.v1")]) == 1
 
 
@@ -276,7 +264,7 @@ def logged_in(user) -> Client:
 
 
 def test_reviewer_sees_only_own_tenants_review_jobs_oldest_first(tenant):
-    other = create_tenant(slug=f"b-{uuid.uuid4().hex[:8]}")
+    other = make_tenant(unique_slug("b"))
     first, theirs, second = job_in_review(tenant), job_in_review(other), job_in_review(tenant)
     # One test transaction means one now(): give the jobs their arrival order explicitly.
     for age, job in ((3, first), (2, theirs), (1, second)):
@@ -297,7 +285,7 @@ def test_reviewer_sees_only_own_tenants_review_jobs_oldest_first(tenant):
 
 
 def test_superuser_sees_every_tenants_queue(tenant):
-    other = create_tenant(slug=f"b-{uuid.uuid4().hex[:8]}")
+    other = make_tenant(unique_slug("b"))
     mine, theirs = job_in_review(tenant), job_in_review(other)
 
     body = logged_in(staff(None, superuser=True)).get(QUEUE_URL).content.decode()

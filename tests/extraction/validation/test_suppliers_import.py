@@ -153,7 +153,9 @@ def test_supplier_pages_are_tenant_scoped_and_reviewers_only_read(tenant):
     listing = reviewer.get("/admin/extraction/supplier/").content.decode()
 
     assert "Mine GmbH" in listing and "Theirs GmbH" not in listing
-    assert reviewer.get(f"/admin/extraction/supplier/{theirs.pk}/change/").status_code in (302, 404)
+    # Another tenant's supplier is answered like a missing one: back to the admin index.
+    other = reviewer.get(f"/admin/extraction/supplier/{theirs.pk}/change/")
+    assert (other.status_code, other["Location"]) == (302, "/admin/")
     assert reviewer.get("/admin/extraction/supplier/add/").status_code == 403
     assert reviewer.post(f"/admin/extraction/supplier/{mine.pk}/change/",
                          {"name": "Renamed", "vat_id": "DE136695976", "iban": ""}).status_code == 403

@@ -10,8 +10,7 @@ from django.test import Client
 
 from accounts.models import Membership, Role
 from extraction.models import DocumentText, ExtractionJob, JobState
-
-from tests.extraction.notify.conftest import accept_job
+from tests.factories import submit
 
 
 def logged_in(tenant, role: str, *, enforce_csrf_checks: bool = False) -> Client:
@@ -24,7 +23,7 @@ def logged_in(tenant, role: str, *, enforce_csrf_checks: bool = False) -> Client
 
 @pytest.fixture
 def waiting_for_review(tenant_a) -> str:
-    job_id = accept_job(tenant_a)
+    job_id = submit(tenant_a)
     ExtractionJob.objects.filter(pk=job_id).update(state=JobState.REVIEW_REQUIRED, state_version=4)
     return job_id
 
@@ -42,18 +41,18 @@ def test_member_gets_no_review_link(tenant_a, waiting_for_review):
 
 
 def test_job_page_of_another_tenant_is_404(tenant_a, tenant_b):
-    job_b = accept_job(tenant_b)
+    job_b = submit(tenant_b)
     assert logged_in(tenant_a.tenant, Role.ADMIN).get(f"/jobs/{job_b}/").status_code == 404
 
 
 def test_job_page_needs_a_login(tenant_a):
-    job = accept_job(tenant_a)
+    job = submit(tenant_a)
     page = Client().get(f"/jobs/{job}/")
     assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")
 
 
 def test_document_text_is_served_to_the_owner_only(tenant_a, tenant_b):
-    job = accept_job(tenant_a)
+    job = submit(tenant_a)
     url = f"/api/v1/extraction-jobs/{job}/document-text"
     assert tenant_a.client.get(url).status_code == 404  # not extracted yet
     document_id = ExtractionJob.objects.get(pk=job).document_id

@@ -1,0 +1,564 @@
+-- The job state machine's statements (extraction/execution/lifecycle.py runs them).
+--
+-- Every transition is one statement: the guarded UPDATE of the job (``moved``), whose row
+-- decides, and what it records, read from ``moved`` so that it exists exactly when the job
+-- moved. The rows other tables get come from the functions of migration 0008, the one place
+-- each: extraction_append_job_event, extraction_append_outbox_event,
+-- extraction_release_admission (which uses tenant_daily_spend). States are the constants
+-- job_state_ready() and so on; a state the caller chooses is a parameter.
+--
+-- A SELECT in WITH runs only as far as the outer query reads it (unlike INSERT and UPDATE,
+-- which always run to completion), so each statement's final SELECT reads the CTE that calls
+-- those functions: ``FROM moved, recorded``, or ``EXISTS (SELECT FROM recorded)``, which reads
+-- its first row (every statement here moves at most one job).
+
+
+-- name: take_in_requested_event
+-- Ingress (BRK-2, BRK-3), the usual case in one statement: the inbox row, ACCEPTED -> READY
+-- and its event (both pending states: no budget changes hands). No row: the event id was
+-- in the inbox already, or there is no such job. false: the job was past ACCEPTED.
+WITH inbox AS (
+    INSERT INTO execution_inbox (event_id, job_id, payload_digest, received_at)
+    SELECT %(event)s, id, %(digest)s, now() FROM extraction_jobs WHERE id = %(job)s
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING job_id
+)
+, moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_ready(), state_version = state_version + 1, updated_at = now()
+     WHERE id = (SELECT job_id FROM inbox) AND state = job_state_accepted()
+    RETURNING tenant_id, state_version
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job)s, tenant_id, state_version, job_state_accepted(), job_state_ready(),
+                                       'taken_in', jsonb_build_object('event_id', %(event)s::text))
+      FROM moved
+)
+SELECT EXISTS (SELECT FROM recorded) FROM inbox
+
+
+-- name: stored_inbox_digest
+SELECT payload_digest FROM execution_inbox WHERE event_id = %(event)s
+
+
+-- name: quarantine_message
+INSERT INTO quarantined_messages (event_id, job_id, stored_digest, received_digest, payload, reason, received_at)
+VALUES (%(event)s, %(job)s, %(stored_digest)s, %(received_digest)s, %(payload)s, 'digest_mismatch', now())
+
+
+-- name: claim_fair
+-- The fair claim (EXE-1, BP-4), with the take, the "claimed" event and the attempt's ledger
+-- row: one round trip, one autocommit transaction. The CTEs see one snapshot; what is
+-- recorded reads the UPDATE's RETURNING, so it exists exactly when the job was taken.
+--
+-- 1. running: RUNNING jobs per tenant (the few running rows, by job_running_tenant_idx).
+-- 2. tenants: tenants with pending work and below their in-flight cap.
+-- 3. candidates: each such tenant's next few runnable jobs, by effective time =
+--    available_at, minus INTERACTIVE_PRIORITY_BOOST for interactive jobs (priority with
+--    aging: a batch job that has waited longer than the boost beats a fresh interactive one).
+--    Two index probes per tenant (job_fair_claim_idx), so the cost does not grow with the
+--    table. Each candidate's share = (tenant's running jobs + its rank among the tenant's
+--    candidates) / tenant weight: the tenant furthest below its weighted share goes first,
+--    and concurrent claimers fall through to the next tenant in round-robin order.
+-- 4. next: the best candidate not locked by another claimer (SKIP LOCKED), re-checked to be
+--    runnable after the lock.
+-- 5. taken: it becomes RUNNING with attempt+1, fence+1 and a lease, all by the database clock.
+--
+-- Bound on waiting: a tenant with nothing running has share 0 and is served by the next free
+-- worker slot, ahead of every tenant with running work; ties between idle tenants go by
+-- effective time. So a 1-job tenant waits for at most one slot to free up (about the mean
+-- model latency / worker slots) plus the claims of other idle tenants that were there first,
+-- however large another tenant's backlog is.
+-- The in-flight cap is checked against committed RUNNING rows: claimers racing in the same
+-- instant may overshoot it by at most their number.
+--
+-- more_eligible: whether another job was eligible at the claim, so a slot that took the last
+-- one stops after it instead of paying an empty claim (new jobs bring their own wake-ups).
+-- After the fallback, more was eligible by definition (fair candidates were there, locked).
+WITH running AS (
+    SELECT tenant_id, count(*) AS n FROM extraction_jobs WHERE state = job_state_running() GROUP BY tenant_id
+)
+-- MATERIALIZED: the candidates' probes start from these few tenants in every plan; inlined,
+-- a generic plan probed the job index for every tenant and joined the result afterwards.
+, tenants AS MATERIALIZED (
+    SELECT t.id, t.weight, coalesce(r.n, 0) AS running
+      FROM accounts_tenantusage u
+      JOIN accounts_tenant t ON t.id = u.tenant_id
+      LEFT JOIN running r ON r.tenant_id = u.tenant_id
+     WHERE u.pending_jobs > 0 AND coalesce(r.n, 0) < t.max_in_flight
+)
+, candidates AS (
+    SELECT c.id, c.effective_at,
+           (tn.running + row_number() OVER (PARTITION BY tn.id ORDER BY c.effective_at, c.id) - 1)::float
+             / tn.weight AS share
+      FROM tenants tn
+      CROSS JOIN LATERAL (
+          (SELECT j.id, j.available_at - make_interval(secs => %(boost)s) AS effective_at, j.deadline_at
+             FROM extraction_jobs j
+            WHERE j.tenant_id = tn.id AND j.priority_class = 'interactive'
+              AND j.state IN (job_state_ready(), job_state_retry_scheduled()) AND j.available_at <= now()
+              AND j.model_policy = ANY(%(policies)s)
+            ORDER BY j.available_at
+            LIMIT %(per_tenant)s)
+          UNION ALL
+          (SELECT j.id, j.available_at AS effective_at, j.deadline_at
+             FROM extraction_jobs j
+            WHERE j.tenant_id = tn.id AND j.priority_class = 'batch'
+              AND j.state IN (job_state_ready(), job_state_retry_scheduled()) AND j.available_at <= now()
+              AND j.model_policy = ANY(%(policies)s)
+            ORDER BY j.available_at
+            LIMIT %(per_tenant)s)
+      ) AS c
+     -- The deadline is checked on the few candidates, not inside the probes: there the planner
+     -- took "pending and deadline in the future" for one row (it multiplies the two
+     -- selectivities as if independent) and scanned every pending job by
+     -- job_pending_deadline_idx instead of reading four rows of job_fair_claim_idx. An expired
+     -- job holds a candidate slot until expire_deadlines takes it, within a scheduler interval.
+     WHERE c.deadline_at > now()
+)
+-- Each candidate in order is looked up by its key and locked unless another claimer holds it,
+-- until one is taken. LATERAL keeps the lookup by key whatever the plan: as a plain join, the
+-- generic plan of the prepared claim (planned while the queue was short) read every runnable
+-- job to join with the 64 candidates, a cost that grew with the backlog.
+--
+-- When more claimers arrive at once than there are fair candidates, the fair pick finds them
+-- all locked; the job is then taken in plain order of availability among the same eligible
+-- tenants (caps still apply), so a burst of claimers never comes back empty while work waits.
+-- The second arm of the UNION ALL runs only when the first returned nothing (LIMIT 1 over an
+-- Append), and not at all when there was no candidate to lock (then it could find nothing):
+-- still one statement. The tenants as an array filter keep it a walk of job_runnable_idx in
+-- its own order that stops at the first unlocked job; as a join, the planner (misjudging how
+-- many runnable jobs the join keeps) read and sorted every runnable job of those tenants, a
+-- cost that grew with every job waiting. The walk's bound instead: the runnable jobs of
+-- tenants at their cap that are older than the job taken.
+, next AS (
+    (SELECT j.id, j.prior_state, false AS fallback
+       FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
+       CROSS JOIN LATERAL (
+           SELECT j.id, j.state AS prior_state
+             FROM extraction_jobs j
+            WHERE j.id = c.id AND j.state IN (job_state_ready(), job_state_retry_scheduled())
+              FOR UPDATE SKIP LOCKED
+       ) AS j
+      ORDER BY c.share, c.effective_at
+      LIMIT 1)
+    UNION ALL
+    (SELECT id, prior_state, true AS fallback FROM (
+        SELECT j.id, j.state AS prior_state
+          FROM extraction_jobs j
+         WHERE EXISTS (SELECT FROM candidates)
+           AND j.state IN (job_state_ready(), job_state_retry_scheduled()) AND j.available_at <= now()
+           AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
+           AND j.tenant_id = ANY(ARRAY(SELECT id FROM tenants))
+         ORDER BY j.available_at, j.id
+         FOR UPDATE OF j SKIP LOCKED
+         LIMIT 1) AS in_order)
+    LIMIT 1
+)
+, taken AS (
+    UPDATE extraction_jobs AS j
+       SET state = job_state_running(), attempt = j.attempt + 1, fence = j.fence + 1,
+           lease_owner = %(worker)s, lease_until = now() + make_interval(secs => %(lease)s),
+           state_version = j.state_version + 1, updated_at = now()
+      FROM next
+     WHERE j.id = next.id
+    RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
+              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state,
+              next.fallback OR (SELECT count(*) FROM candidates) > 1 AS more_eligible
+)
+, recorded AS (
+    SELECT extraction_append_job_event(id, tenant_id, state_version, prior_state, job_state_running(), 'claimed',
+                                       jsonb_build_object('attempt', attempt, 'fence', fence))
+      FROM taken
+)
+, opened_attempt AS (
+    INSERT INTO extraction_attempts (job_id, number, fence, worker_id, started_at, outcome, provider, model,
+                                     provider_request_id, error_detail)
+    SELECT id, attempt, fence, %(worker)s, now(), 'running', '', '', '', ''
+      FROM taken
+)
+-- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
+-- than the rest of reading the row.
+SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
+       taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
+       taken.more_eligible
+  FROM taken, recorded
+
+
+-- name: claim_fifo
+-- Plain FIFO: the oldest runnable job first, whoever it belongs to, and no tenant's in-flight
+-- cap. The baseline the fair claim is measured against (bench/capacity_bench.py, with
+-- CLAIM_STRATEGY=fifo); the take and what it records are claim_fair's. "More eligible" is
+-- unknown here, so a slot keeps claiming, as after the fair claim's fallback.
+WITH next AS (
+    SELECT j.id, j.state AS prior_state
+      FROM extraction_jobs j
+     WHERE j.state IN (job_state_ready(), job_state_retry_scheduled()) AND j.available_at <= now()
+       AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
+     ORDER BY j.available_at, j.id
+     FOR UPDATE SKIP LOCKED
+     LIMIT 1
+)
+, taken AS (
+    UPDATE extraction_jobs AS j
+       SET state = job_state_running(), attempt = j.attempt + 1, fence = j.fence + 1,
+           lease_owner = %(worker)s, lease_until = now() + make_interval(secs => %(lease)s),
+           state_version = j.state_version + 1, updated_at = now()
+      FROM next
+     WHERE j.id = next.id
+    RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
+              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, true AS more_eligible
+)
+, recorded AS (
+    SELECT extraction_append_job_event(id, tenant_id, state_version, prior_state, job_state_running(), 'claimed',
+                                       jsonb_build_object('attempt', attempt, 'fence', fence))
+      FROM taken
+)
+, opened_attempt AS (
+    INSERT INTO extraction_attempts (job_id, number, fence, worker_id, started_at, outcome, provider, model,
+                                     provider_request_id, error_detail)
+    SELECT id, attempt, fence, %(worker)s, now(), 'running', '', '', '', ''
+      FROM taken
+)
+SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
+       taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
+       taken.more_eligible
+  FROM taken, recorded
+
+
+-- name: extend_leases
+-- EXE-2: one heartbeat for many in-flight jobs; returns the ids whose ownership is lost (a
+-- newer fence, or a lease that expired while RUNNING). A job that left RUNNING under our own
+-- fence was moved by us: not lost.
+WITH owned AS (
+    SELECT * FROM unnest(%(ids)s::uuid[], %(fences)s::bigint[]) AS owned(id, fence)
+)
+, extended AS (
+    UPDATE extraction_jobs AS j
+       SET lease_until = now() + make_interval(secs => %(lease)s)
+      FROM owned
+     WHERE j.id = owned.id AND j.fence = owned.fence
+       AND j.state = job_state_running() AND j.lease_until > now()
+    RETURNING j.id
+)
+SELECT owned.id
+  FROM owned LEFT JOIN extraction_jobs AS j ON j.id = owned.id
+ WHERE owned.id NOT IN (SELECT id FROM extended)
+   AND (j.id IS NULL OR j.fence <> owned.fence OR j.state = job_state_running())
+
+
+-- name: complete_job
+-- EXE-3 in one statement (one round trip, one autocommit transaction): the guarded move
+-- under the fence and a live lease, the attempt's ledger row, the event, the admission
+-- budget, the result and the outbox event. Without moved's row the job is someone else's:
+-- nothing else is written, and the ledger records the stale completion. The CTEs share one
+-- snapshot, so the spend adds this attempt's tokens from ``ended`` to the earlier attempts'
+-- (the table still shows this one as running). Parameters are bound server-side: a
+-- parameter's type comes from its first use, so its later uses carry no cast of their own.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = %(to)s, state_version = state_version + 1, updated_at = now(),
+           lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''
+     WHERE id = %(job)s AND state = job_state_running() AND fence = %(fence)s AND lease_until > now()
+    RETURNING tenant_id, state_version, byte_size, estimated_tokens
+)
+, ended AS (
+    UPDATE extraction_attempts
+       SET ended_at = coalesce(ended_at, now()),
+           outcome = CASE WHEN EXISTS (SELECT FROM moved) THEN %(outcome)s ELSE 'stale_completion' END,
+           provider = %(provider)s, model = %(model)s, provider_request_id = %(request_id)s,
+           input_tokens = %(input_tokens)s, output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s,
+           http_status = %(http_status)s, retry_after_seconds = %(retry_after)s,
+           error_detail = CASE WHEN EXISTS (SELECT FROM moved) THEN %(error)s
+                               ELSE 'completion refused: fence or lease no longer ours' END
+     WHERE job_id = %(job)s AND fence = %(fence)s
+    RETURNING coalesce(input_tokens, 0) + coalesce(output_tokens, 0) AS tokens
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job)s, tenant_id, state_version, job_state_running(), %(to)s,
+                                       %(reason)s::text, %(detail)s::jsonb),
+           extraction_release_admission(
+               tenant_id, byte_size, estimated_tokens,
+               (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
+                  FROM extraction_attempts WHERE job_id = %(job)s AND fence <> %(fence)s)
+               + (SELECT coalesce(sum(tokens), 0) FROM ended),
+               %(price)s),
+           extraction_append_outbox_event(
+               %(event_id)s, %(job)s, tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job)s::text, 'event_version', 1, 'state_version', state_version))
+      FROM moved
+)
+, result AS (
+    INSERT INTO extraction_results (job_id, output, validation, policy_version, attempt_number, fence,
+                                    provider, model, created_at)
+    SELECT %(job)s, %(output)s::jsonb, %(validation)s::jsonb, %(policy_version)s::text, %(attempt)s::int,
+           %(fence)s, %(provider)s, %(model)s, now()
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version FROM moved, recorded
+
+
+-- name: end_attempt
+-- What an attempt's ledger row learns when it ends (the completion writes its own, with the
+-- stale verdict).
+UPDATE extraction_attempts
+   SET ended_at = coalesce(ended_at, now()), outcome = %(outcome)s, provider = %(provider)s,
+       model = %(model)s, provider_request_id = %(request_id)s, input_tokens = %(input_tokens)s,
+       output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s, http_status = %(http_status)s,
+       retry_after_seconds = %(retry_after)s, error_detail = %(error)s
+ WHERE job_id = %(job)s AND fence = %(fence)s
+
+
+-- name: schedule_retry
+-- RTY-2: RUNNING -> RETRY_SCHEDULED under the fence, unless the next whole attempt (the delay
+-- plus ``budget``: the attempt timeout and the commit margin) would end past the deadline.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_retry_scheduled(), state_version = state_version + 1, updated_at = now(),
+           lease_owner = '', lease_until = NULL, error_class = %(error_class)s, error_detail = %(error_detail)s,
+           available_at = now() + make_interval(secs => %(delay)s)
+     WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
+       AND now() + make_interval(secs => %(delay)s + %(budget)s) <= deadline_at
+    RETURNING tenant_id, state_version, fence
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(),
+                                       job_state_retry_scheduled(), %(reason)s, %(detail)s::jsonb)
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: fail_running
+-- RUNNING -> FAILED_TERMINAL under the fence, with a dead-letter event (DLQ-2). The job
+-- leaves the pending states: its admission share comes back, at what its attempts used
+-- (the ledger was written before this statement).
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_failed_terminal(), state_version = state_version + 1, updated_at = now(),
+           lease_owner = '', lease_until = NULL, error_class = %(error_class)s, error_detail = %(error_detail)s
+     WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
+    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(),
+                                       job_state_failed_terminal(), %(reason)s, %(detail)s::jsonb),
+           extraction_release_admission(
+               tenant_id, byte_size, estimated_tokens,
+               (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
+                  FROM extraction_attempts WHERE job_id = %(job_id)s),
+               %(price)s),
+           -- A reference, never the invoice (DLQ-1): the job row holds the history.
+           extraction_append_outbox_event(
+               %(event_id)s, %(job_id)s, tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job_id)s::text, 'event_version', 1, 'state_version', state_version,
+                                  'error_class', %(error_class)s::text, 'attempt', %(attempt)s::int))
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: hand_back
+-- RUNNING -> READY under the fence, unspent: the attempt counter restored, the fence kept.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_ready(), state_version = state_version + 1, updated_at = now(),
+           attempt = attempt - 1, lease_owner = '', lease_until = NULL,
+           available_at = now() + make_interval(secs => %(delay)s)
+     WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
+    RETURNING tenant_id, state_version, fence
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(), job_state_ready(),
+                                       %(reason)s, %(detail)s::jsonb)
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: approve_review
+-- VAL-2: REVIEW_REQUIRED -> SUCCEEDED, guarded on the state_version the reviewer saw, with an
+-- extraction.completed.v1 event so the ERP gets the approved output.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_succeeded(), state_version = state_version + 1, updated_at = now()
+     WHERE id = %(job_id)s AND state = job_state_review_required() AND state_version = %(seen)s
+    RETURNING tenant_id, state_version, fence
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_review_required(),
+                                       job_state_succeeded(), %(reason)s, %(detail)s::jsonb),
+           extraction_append_outbox_event(
+               %(event_id)s, %(job_id)s, tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job_id)s::text, 'event_version', 1, 'state_version', state_version))
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: reject_review
+-- VAL-2: REVIEW_REQUIRED -> FAILED_TERMINAL, guarded on the state_version the reviewer saw,
+-- with a dead-letter event. REVIEW_REQUIRED holds no admission share: nothing to give back.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_failed_terminal(), state_version = state_version + 1, updated_at = now(),
+           error_class = 'review_rejected', error_detail = %(comment)s
+     WHERE id = %(job_id)s AND state = job_state_review_required() AND state_version = %(seen)s
+    RETURNING tenant_id, state_version, fence
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_review_required(),
+                                       job_state_failed_terminal(), %(reason)s, %(detail)s::jsonb),
+           extraction_append_outbox_event(
+               %(event_id)s, %(job_id)s, tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job_id)s::text, 'event_version', 1, 'state_version', state_version,
+                                  'error_class', 'review_rejected', 'attempt', 0))
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: record_review_decision
+INSERT INTO review_decisions (job_id, reviewer_id, decision, state_version, before, after, validation, comment,
+                              created_at)
+VALUES (%(job_id)s, %(reviewer_id)s, %(decision)s, %(seen)s, %(before)s, %(after)s, %(validation)s, %(comment)s,
+        now())
+
+
+-- name: store_approved_output
+-- The approved output was re-validated: it carries the verdict and policy it passed.
+UPDATE extraction_results
+   SET output = %(output)s, validation = %(validation)s, policy_version = coalesce(%(policy_version)s, policy_version)
+ WHERE job_id = %(job_id)s
+
+
+-- name: expired_leases
+-- EXE-5: RUNNING jobs whose lease has passed, locked for the reaper; no_time_left: a whole
+-- attempt (``budget``) would no longer end before the deadline.
+SELECT id, fence, attempt, max_attempts, model_policy,
+       now() + make_interval(secs => %(budget)s) > deadline_at AS no_time_left
+  FROM extraction_jobs
+ WHERE state = job_state_running() AND lease_until < now()
+ ORDER BY id
+ FOR UPDATE SKIP LOCKED
+ LIMIT %(limit)s
+
+
+-- name: reap_for_retry
+-- EXE-5: an expired lease -> RETRY_SCHEDULED with fence+1 (the dead worker's completion will
+-- find a newer fence) and the next attempt time persisted. The attempt counter is kept.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_retry_scheduled(), state_version = state_version + 1, updated_at = now(),
+           fence = fence + 1, lease_owner = '', lease_until = NULL, error_class = 'lease_expired',
+           error_detail = '', available_at = now() + make_interval(secs => %(delay)s)
+     WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
+    RETURNING tenant_id, state_version, fence
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(),
+                                       job_state_retry_scheduled(), %(reason)s, %(detail)s::jsonb)
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: reap_failed
+-- EXE-5: an expired lease with the retry budget or the deadline spent -> FAILED_TERMINAL with
+-- fence+1 and a dead-letter event; the admission share comes back.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_failed_terminal(), state_version = state_version + 1, updated_at = now(),
+           fence = fence + 1, lease_owner = '', lease_until = NULL, error_class = %(error_class)s,
+           error_detail = 'lease expired'
+     WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
+    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(),
+                                       job_state_failed_terminal(), %(reason)s, %(detail)s::jsonb),
+           extraction_release_admission(
+               tenant_id, byte_size, estimated_tokens,
+               (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
+                  FROM extraction_attempts WHERE job_id = %(job_id)s),
+               %(price)s),
+           extraction_append_outbox_event(
+               %(event_id)s, %(job_id)s, tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job_id)s::text, 'event_version', 1, 'state_version', state_version,
+                                  'error_class', %(error_class)s::text, 'attempt', %(attempt)s::int))
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: expired_waiting_jobs
+-- Jobs still waiting (ACCEPTED, READY, RETRY_SCHEDULED) at their deadline, locked
+-- (job_pending_deadline_idx). RUNNING jobs are left to their worker and the reaper.
+SELECT id, state, attempt, model_policy FROM extraction_jobs
+ WHERE state IN (job_state_accepted(), job_state_ready(), job_state_retry_scheduled()) AND deadline_at <= now()
+ ORDER BY deadline_at
+ FOR UPDATE SKIP LOCKED
+ LIMIT %(limit)s
+
+
+-- name: expire_deadline
+-- A waiting job (``from_state``, as locked by expired_waiting_jobs) -> FAILED_TERMINAL with a
+-- dead-letter event; the admission share comes back.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_failed_terminal(), state_version = state_version + 1, updated_at = now(),
+           error_class = 'deadline_exceeded', error_detail = 'deadline passed before completion'
+     WHERE id = %(job_id)s AND state = %(from_state)s
+    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, %(from_state)s,
+                                       job_state_failed_terminal(), %(reason)s, %(detail)s::jsonb),
+           extraction_release_admission(
+               tenant_id, byte_size, estimated_tokens,
+               (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
+                  FROM extraction_attempts WHERE job_id = %(job_id)s),
+               %(price)s),
+           extraction_append_outbox_event(
+               %(event_id)s, %(job_id)s, tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job_id)s::text, 'event_version', 1, 'state_version', state_version,
+                                  'error_class', 'deadline_exceeded', 'attempt', %(attempt)s::int))
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: lost_ingress_jobs
+-- BRK-4: ACCEPTED jobs whose requested event was published long ago and never taken in.
+SELECT j.id FROM extraction_jobs j
+  JOIN outbox_events o ON o.job_id = j.id AND o.event_type = %(requested_event)s
+ WHERE j.state = job_state_accepted()
+   AND o.published_at < now() - make_interval(secs => %(recovery_seconds)s)
+ ORDER BY j.id
+ FOR UPDATE OF j SKIP LOCKED
+ LIMIT %(limit)s
+
+
+-- name: recover_ingress
+-- BRK-4: ACCEPTED -> READY without the ingress message; a late message is then a no-op.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_ready(), state_version = state_version + 1, updated_at = now()
+     WHERE id = %(job_id)s AND state = job_state_accepted()
+    RETURNING tenant_id, state_version, fence
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_accepted(),
+                                       job_state_ready(), %(reason)s, %(detail)s::jsonb)
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: count_eligible_jobs
+-- Runnable jobs whose time has come, counted up to ``cap`` (bounded work per sweep).
+SELECT count(*) FROM (
+    SELECT 1 FROM extraction_jobs
+     WHERE state IN (job_state_ready(), job_state_retry_scheduled()) AND available_at <= now()
+       AND deadline_at > now()
+     LIMIT %(cap)s) AS eligible

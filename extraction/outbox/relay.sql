@@ -1,0 +1,43 @@
+-- The outbox relay (extraction/outbox/relay.py runs these).
+
+
+-- name: claim_unpublished
+-- OUT-2: mark the previous batch's confirmed rows published and claim up to ``limit``
+-- unpublished rows for ``claim`` seconds, in one statement (one autocommit transaction).
+-- Parallel relays skip each other's locked rows; a dead relay's claim lapses.
+WITH marked AS (
+    UPDATE outbox_events SET published_at = now(), claimed_until = NULL, last_error = ''
+     WHERE event_id = ANY(%(confirmed)s) AND published_at IS NULL
+)
+UPDATE outbox_events AS o
+   SET claimed_until = now() + make_interval(secs => %(claim)s),
+       publish_attempts = o.publish_attempts + 1
+ WHERE o.event_id IN (
+       SELECT event_id FROM outbox_events
+        WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+          -- a row is updated once per statement: never re-claim what is being marked
+          AND event_id <> ALL(%(confirmed)s)
+        ORDER BY created_at
+        FOR UPDATE SKIP LOCKED
+        LIMIT %(limit)s)
+RETURNING o.event_id, o.event_type, o.payload, o.created_at
+
+
+-- name: mark_published
+UPDATE outbox_events SET published_at = now(), claimed_until = NULL, last_error = ''
+ WHERE event_id = ANY(%(event_ids)s) AND published_at IS NULL
+
+
+-- name: release_failed
+-- A failed row stays unpublished; its claim is shortened to the retry delay.
+UPDATE outbox_events SET claimed_until = now() + make_interval(secs => %(retry_in)s), last_error = %(error)s
+ WHERE event_id = %(event_id)s AND published_at IS NULL
+
+
+-- name: publish_lag_seconds
+-- Age of the oldest unpublished row (outbox_unpublished_idx): the relay's health in one number.
+SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0) FROM outbox_events WHERE published_at IS NULL
+
+
+-- name: listen_outbox_events
+LISTEN outbox_events

@@ -1,0 +1,288 @@
+"""Hand-written SQL lives in ``.sql`` files as named statements (config/sql.py): each file parses
+into unique, non-empty statements, states come from the enum, no module assembles a statement
+from fragments, and every statement a module names exists."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from config.sql import StatementFileError, load_statements
+from extraction.models import JobState
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("config", "accounts", "extraction", "delivery")
+
+# Modules whose statements are all named statements of their .sql file: every query they run
+# is ``SQL["name"]`` (a statement a caller passes on, such as lifecycle._transition's, counts
+# once it came from there). Only grows.
+NAMED_STATEMENT_MODULES = (
+    "extraction/execution/lifecycle.py",
+    "extraction/execution/metrics.py",
+    "extraction/intake/acceptance.py",
+    "extraction/intake/documents.py",
+    "extraction/outbox/relay.py",
+    "extraction/outbox/metrics.py",
+    "extraction/capacity/waiting.py",
+    "extraction/capacity/plan.py",
+    "extraction/notify/listeners.py",
+    "extraction/validation/policy.py",
+)
+
+# Modules that still assemble a statement from fragments, and why. Only shrinks.
+ASSEMBLING_SQL_ALLOWED = {
+    "delivery/dispatch.py": "its statements move to named statements with the delivery work",
+    "config/metrics.py": "bounded_count and planner_rows wrap a caller's statement in a count or an EXPLAIN",
+    "delivery/receiver.py": "the reference receiver's inbox table and columns are its caller's identifiers",
+}
+
+
+def _sql_files() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.sql"))
+
+
+def _python_modules() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py") if "migrations" not in p.parts)
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+# --- the loader ---------------------------------------------------------------------------------
+
+
+def test_a_statement_file_reads_as_named_statements_without_their_documentation(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.sql"
+    path.write_text(
+        "-- Statements about jobs.\n\n"
+        "-- name: count_jobs\n-- How many jobs there are.\n--\n-- (all of them)\n"
+        "SELECT count(*)\n  -- a comment in the statement stays\n  FROM extraction_jobs\n\n\n"
+        "-- name: one_job\nSELECT * FROM extraction_jobs WHERE id = %(job_id)s\n"
+    )
+    statements = load_statements(path)
+    assert dict(statements) == {
+        "count_jobs": "SELECT count(*)\n  -- a comment in the statement stays\n  FROM extraction_jobs\n",
+        "one_job": "SELECT * FROM extraction_jobs WHERE id = %(job_id)s\n",
+    }
+    with pytest.raises(KeyError, match="jobs.sql has no statement named 'no_such'"):
+        statements["no_such"]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("-- name: a\nSELECT 1\n-- name: a\nSELECT 2\n", r"x\.sql:3: statement 'a' is defined twice"),
+        ("-- name:\nSELECT 1\n", r"x\.sql:1: '' is not a statement name"),
+        ("-- name: Claim-Next\nSELECT 1\n", r"x\.sql:1: 'Claim-Next' is not a statement name"),
+        ("-- name: a\n-- only documentation\n\n-- name: b\nSELECT 1\n", r"x\.sql:1: statement 'a' has no SQL"),
+        ("SELECT 1\n-- name: a\nSELECT 2\n", r"x\.sql:1: SQL before the first '-- name:' line"),
+        ("-- nothing here\n", r"no '-- name:' statement"),
+    ],
+    ids=["duplicate", "empty-name", "not-an-identifier", "no-sql", "sql-before-a-name", "no-statement"],
+)
+def test_a_malformed_statement_file_is_refused_with_its_line(tmp_path: Path, text: str, error: str) -> None:
+    path = tmp_path / "x.sql"
+    path.write_text(text)
+    with pytest.raises(StatementFileError, match=error):
+        load_statements(path)
+
+
+# --- the files ------------------------------------------------------------------------------------
+
+
+def test_every_sql_file_has_unique_named_non_empty_statements() -> None:
+    files = _sql_files()
+    assert files
+    for path in files:
+        statements = load_statements(path)  # raises on a duplicate, empty or missing name
+        assert all(sql.strip() for sql in statements.values()), path
+
+
+def test_every_converted_module_has_its_statement_file() -> None:
+    missing = [m for m in NAMED_STATEMENT_MODULES if not (ROOT / m).with_suffix(".sql").is_file()]
+    assert not missing
+
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+
+
+def test_no_sql_file_spells_a_job_state() -> None:
+    """States come from the enum: job_state_ready() and so on (migration 0008, checked below),
+    or a parameter. A literal 'READY' would drift from JobState unseen."""
+    states = set(JobState.values)
+    spelled = [
+        (_relative(path), literal)
+        for path in _sql_files()
+        for literal in _QUOTED.findall(path.read_text())
+        if literal in states
+    ]
+    assert not spelled
+
+
+@pytest.mark.django_db
+def test_the_state_constants_in_the_database_are_the_enums_values() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proname FROM pg_proc WHERE proname LIKE %s", ["job\\_state\\_%"])
+        functions = {name for (name,) in cursor.fetchall()}
+        assert functions == {f"job_state_{state.name.lower()}" for state in JobState}
+        for state in JobState:
+            cursor.execute(f"SELECT job_state_{state.name.lower()}()")
+            assert cursor.fetchone()[0] == state.value
+
+
+# --- the modules ----------------------------------------------------------------------------------
+
+_EXECUTE = {"execute", "executemany"}
+
+
+def _is_assembled(node: ast.expr) -> bool:
+    """An f-string with a placeholder, a ``+`` or ``%`` of strings, or a ``.format()`` call."""
+    if isinstance(node, ast.JoinedStr):
+        return any(isinstance(part, ast.FormattedValue) for part in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+
+
+def _assignments(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """Every value each name is assigned anywhere in the module (``a, b = x, y`` pairs them up)."""
+    values: dict[str, list[ast.expr]] = {}
+
+    def bind(target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            values.setdefault(target.id, []).append(value)
+        elif isinstance(target, ast.Tuple | ast.List):
+            if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts, strict=True):
+                    bind(t, v)
+            else:
+                for t in target.elts:
+                    bind(t, value)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            bind(node.target, node.value)
+    return values
+
+
+def _queries(tree: ast.Module) -> list[ast.Call]:
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _EXECUTE
+        and (node.args or any(k.arg == "query" for k in node.keywords))
+    ]
+
+
+def _query_argument(call: ast.Call) -> ast.expr:
+    return call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "query")
+
+
+def assembled_queries(source: str) -> list[int]:
+    """Lines of ``execute``/``executemany`` calls whose statement is assembled, directly or
+    through a name assigned an assembled value anywhere in the module."""
+    tree = ast.parse(source)
+    values = _assignments(tree)
+    lines = []
+    for call in _queries(tree):
+        query = _query_argument(call)
+        if _is_assembled(query) or (
+            isinstance(query, ast.Name) and any(_is_assembled(v) for v in values.get(query.id, []))
+        ):
+            lines.append(call.lineno)
+    return lines
+
+
+def test_the_assembly_check_sees_fstrings_concatenation_and_format() -> None:
+    source = """
+TAIL = " WHERE id = %s"
+HEAD = "SELECT 1 FROM t" + TAIL
+def f(cursor, where, n):
+    cursor.execute(f"SELECT 1 FROM t WHERE {where}")
+    cursor.execute("SELECT 1 FROM t" + TAIL, [n])
+    cursor.execute("SELECT {} FROM t".format(where))
+    cursor.execute(HEAD, [n])
+    cursor.execute("SELECT %s FROM t" % where)
+    cursor.execute(SQL["one"], {"n": n})
+    cursor.execute("SELECT 1")
+"""
+    assert assembled_queries(source) == [5, 6, 7, 8, 9]
+
+
+def test_no_module_assembles_a_statement_from_fragments() -> None:
+    print("still allowed to assemble SQL:", *(f"{m} ({why})" for m, why in ASSEMBLING_SQL_ALLOWED.items()), sep="\n  ")
+    found = {_relative(p): lines for p in _python_modules() if (lines := assembled_queries(p.read_text()))}
+    assert {m: lines for m, lines in found.items() if m not in ASSEMBLING_SQL_ALLOWED} == {}
+    assert set(ASSEMBLING_SQL_ALLOWED) <= set(found), "an allowed module no longer assembles: drop it from the list"
+
+
+def _statement_names(tree: ast.Module) -> tuple[list[str], list[int]]:
+    """The names looked up as ``SQL["name"]``, and the lines of ``SQL[...]`` with any other key."""
+    names, dynamic = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "SQL":
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                names.append(node.slice.value)
+            else:
+                dynamic.append(node.lineno)
+    return names, dynamic
+
+
+def _loads_own_file(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["SQL"]
+        and ast.unparse(node.value) == "load_statements(Path(__file__).with_suffix('.sql'))"
+        for node in tree.body
+    )
+
+
+def test_every_statement_a_module_names_exists_and_every_statement_is_used() -> None:
+    for path in _sql_files():
+        module = path.with_suffix(".py")
+        assert module.is_file(), f"{_relative(path)} has no module beside it"
+        tree = ast.parse(module.read_text())
+        assert _loads_own_file(tree), f"{_relative(module)} does not load {path.name} as SQL"
+        names, dynamic = _statement_names(tree)
+        statements = load_statements(path)
+        assert not dynamic, f"{_relative(module)}: SQL[...] by a computed name on lines {dynamic}"
+        assert sorted(set(names) - set(statements)) == [], _relative(module)
+        assert sorted(set(statements) - set(names)) == [], f"unused statements in {_relative(path)}"
+
+
+def _is_named_statement(node: ast.expr, values: dict[str, list[ast.expr]]) -> bool:
+    """``SQL["name"]``; or ``TABLE[key]`` where TABLE is a dict of ``SQL["name"]`` values; or a
+    name assigned only those (one that is never assigned is a parameter: the caller's statement)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        if node.value.id == "SQL":
+            return True
+        tables = values.get(node.value.id, [])
+        return bool(tables) and all(
+            isinstance(t, ast.Dict)
+            and all(isinstance(v, ast.Subscript) and getattr(v.value, "id", None) == "SQL" for v in t.values)
+            for t in tables
+        )
+    if isinstance(node, ast.Name):
+        return all(_is_named_statement(v, values) for v in values.get(node.id, []))
+    return False
+
+
+def test_the_converted_modules_run_only_named_statements() -> None:
+    for module in NAMED_STATEMENT_MODULES:
+        tree = ast.parse((ROOT / module).read_text())
+        values = _assignments(tree)
+        for call in _queries(tree):
+            query = _query_argument(call)
+            assert _is_named_statement(query, values), (
+                f"{module}:{call.lineno} runs {ast.unparse(query)}, not a named statement"
+            )
