@@ -1,5 +1,8 @@
 #!/usr/bin/env python
 """Django's command-line utility for administrative tasks."""
+
+from __future__ import annotations
+
 import os
 import sys
 

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from django.contrib import admin
 
 from accounts.models import ApiToken, Membership, Tenant, TenantUsage
@@ -11,8 +13,15 @@ class TenantUsageInline(admin.StackedInline):
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "max_pending_jobs", "max_pending_bytes", "max_reserved_tokens",
-                    "daily_spend_limit_micros", "created_at"]
+    list_display = [
+        "slug",
+        "name",
+        "max_pending_jobs",
+        "max_pending_bytes",
+        "max_reserved_tokens",
+        "daily_spend_limit_micros",
+        "created_at",
+    ]
     search_fields = ["slug", "name"]
     inlines = [TenantUsageInline]
 

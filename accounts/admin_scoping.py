@@ -1,6 +1,7 @@
 """Admin access by tenant membership instead of Django's model permissions: a staff user sees
 their own tenant's rows with what their role allows; a superuser sees every tenant. Every app's
 admin builds on this."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,7 +21,8 @@ def staff_membership(request: HttpRequest) -> Membership | None:
     cache: dict[str, Membership | None] = request.__dict__.setdefault("_tenant_membership", {})
     if "membership" not in cache:
         cache["membership"] = (
-            Membership.objects.filter(user_id=user.pk, revoked_at__isnull=True).select_related("tenant").first())
+            Membership.objects.filter(user_id=user.pk, revoked_at__isnull=True).select_related("tenant").first()
+        )
     return cache["membership"]
 
 
@@ -66,8 +68,11 @@ class TenantScopedAdmin(admin.ModelAdmin):
         return has_role(request, self.view_role) and (obj is None or in_tenant(request, self.tenant_id_of(obj)))
 
     def may_edit(self, request: HttpRequest, obj: Any = None) -> bool:
-        return (self.edit_role is not None and has_role(request, self.edit_role)
-                and (obj is None or in_tenant(request, self.tenant_id_of(obj))))
+        return (
+            self.edit_role is not None
+            and has_role(request, self.edit_role)
+            and (obj is None or in_tenant(request, self.tenant_id_of(obj)))
+        )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return self.may_edit(request)

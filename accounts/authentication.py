@@ -1,5 +1,6 @@
 """API authentication: ``Authorization: Bearer <token>`` for programs, the session for browsers.
 Both yield a :class:`~accounts.models.Principal` bound to exactly one tenant."""
+
 from __future__ import annotations
 
 import threading
@@ -68,9 +69,7 @@ class TenantSessionAuthentication(authentication.SessionAuthentication):
         if result is None:
             return None
         user, _ = result
-        membership = (
-            Membership.objects.select_related("tenant").filter(user=user, revoked_at__isnull=True).first()
-        )
+        membership = Membership.objects.select_related("tenant").filter(user=user, revoked_at__isnull=True).first()
         if membership is None:
             raise exceptions.PermissionDenied("This user belongs to no tenant.")
         return Principal(tenant=membership.tenant, role=membership.role, user_id=user.pk), None

@@ -1,4 +1,5 @@
 """Who: tenants, their members and their API tokens."""
+
 from __future__ import annotations
 
 import hashlib
@@ -54,8 +55,9 @@ class Tenant(models.Model):
     # Fair scheduling (BP-4): a tenant's share of the workers is proportional to its weight,
     # and it never has more than max_in_flight jobs RUNNING at once.
     weight = models.PositiveSmallIntegerField(default=1, help_text="Relative share of worker capacity.")
-    max_in_flight = models.PositiveIntegerField(default=default_max_in_flight,
-                                                help_text="Most jobs of this tenant running at once.")
+    max_in_flight = models.PositiveIntegerField(
+        default=default_max_in_flight, help_text="Most jobs of this tenant running at once."
+    )
     # Validation policy (VAL-2): which ISO 4217 currencies invoices may use, and per-check
     # severities overriding the policy's defaults ({"check": "blocking" | "warning" | "off"}).
     allowed_currencies = models.JSONField(default=default_allowed_currencies, blank=True)
@@ -142,10 +144,10 @@ SELECT k.id, k.tenant_id, k.role, k.last_used_at, t.slug, t.name
 
 
 class ApiTokenQuerySet(models.QuerySet):
-    def active(self) -> "ApiTokenQuerySet":
+    def active(self) -> ApiTokenQuerySet:
         return self.filter(revoked_at__isnull=True)
 
-    def find_active(self, raw: str) -> "ApiToken | None":
+    def find_active(self, raw: str) -> ApiToken | None:
         """The unrevoked token with this secret, and its tenant, in one small query.
 
         Every API request runs this: plain SQL skips the ORM's query compilation, which was a
@@ -156,8 +158,9 @@ class ApiTokenQuerySet(models.QuerySet):
         if row is None:
             return None
         token_id, tenant_id, role, last_used_at, slug, name = row
-        token = ApiToken.from_db(self.db, ["id", "tenant_id", "role", "last_used_at"],
-                                 [token_id, tenant_id, role, last_used_at])
+        token = ApiToken.from_db(
+            self.db, ["id", "tenant_id", "role", "last_used_at"], [token_id, tenant_id, role, last_used_at]
+        )
         token.tenant = Tenant.from_db(self.db, ["id", "slug", "name"], [tenant_id, slug, name])
         return token
 
@@ -186,7 +189,7 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.tenant})"
 
     @classmethod
-    def issue(cls, *, tenant: Tenant, name: str = "", role: str = Role.ADMIN) -> tuple["ApiToken", str]:
+    def issue(cls, *, tenant: Tenant, name: str = "", role: str = Role.ADMIN) -> tuple[ApiToken, str]:
         """Create a token; the raw secret is returned once and never stored."""
         prefix = secrets.token_hex(TOKEN_PREFIX_LEN // 2)
         raw = f"dx_{prefix}_{secrets.token_urlsafe(32)}"

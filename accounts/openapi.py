@@ -1,5 +1,6 @@
 """How the API's two ways in appear in the OpenAPI schema (drf-spectacular finds these
 extensions when this module is imported, from AccountsConfig.ready)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,5 +21,9 @@ class TenantSessionScheme(OpenApiAuthenticationExtension):
     name = "sessionCookie"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "apiKey", "in": "cookie", "name": "sessionid",
-                "description": "A browser session of a tenant member (CSRF-protected)."}
+        return {
+            "type": "apiKey",
+            "in": "cookie",
+            "name": "sessionid",
+            "description": "A browser session of a tenant member (CSRF-protected).",
+        }

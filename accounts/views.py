@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied

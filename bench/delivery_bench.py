@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import harness  # noqa: E402
-from tests.system import SystemProcesses, ensure_vhost, purge_queues  # noqa: E402
+from bench import harness
+from tests.system import SystemProcesses, ensure_vhost, purge_queues
 
 DEFAULT_DATABASE = "benchdelivery"
 VHOST = "bench_delivery"

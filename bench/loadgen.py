@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import percentile  # noqa: E402
+from bench.harness import percentile
 
 # Requests in flight at once. Past this, a due request waits for a slot, and the wait counts
 # in its latency like any other queueing.

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import harness  # noqa: E402
-from tests.system import SystemProcesses  # noqa: E402
+from bench import harness
+from tests.system import SystemProcesses
 
 DEFAULT_DATABASE = "bench_notify"
 

@@ -4,6 +4,9 @@ The HTTP API runs under gunicorn's sync workers; daphne serves what keeps a conn
 the ``/ws/jobs/`` WebSocket and the ``/api/v1/job-events/stream`` SSE stream. Every other
 HTTP path falls through to Django, so daphne alone can also serve the whole site.
 """
+
+from __future__ import annotations
+
 import os
 
 from django.core.asgi import get_asgi_application
@@ -20,14 +23,24 @@ from django.urls import path, re_path
 from extraction.notify.consumers import JobEventsConsumer
 from extraction.notify.sse import JobEventStreamConsumer
 
-application = ProtocolTypeRouter({
-    "http": URLRouter([
-        path("api/v1/job-events/stream", AuthMiddlewareStack(JobEventStreamConsumer.as_asgi())),
-        re_path(r"", django_asgi_app),  # type: ignore[arg-type]  # the stubs type re_path for WSGI views only
-    ]),
-    # Origin checked against ALLOWED_HOSTS: cookies ride along on cross-site WebSocket opens
-    # (cross-site WebSocket hijacking).
-    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter([
-        path("ws/jobs/", JobEventsConsumer.as_asgi()),
-    ]))),
-})
+application = ProtocolTypeRouter(
+    {
+        "http": URLRouter(
+            [
+                path("api/v1/job-events/stream", AuthMiddlewareStack(JobEventStreamConsumer.as_asgi())),
+                re_path(r"", django_asgi_app),  # type: ignore[arg-type]  # the stubs type re_path for WSGI views only
+            ]
+        ),
+        # Origin checked against ALLOWED_HOSTS: cookies ride along on cross-site WebSocket opens
+        # (cross-site WebSocket hijacking).
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(
+                URLRouter(
+                    [
+                        path("ws/jobs/", JobEventsConsumer.as_asgi()),
+                    ]
+                )
+            )
+        ),
+    }
+)

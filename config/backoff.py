@@ -1,5 +1,6 @@
 """Waiting before trying again, shared by every retry loop: full-jitter exponential backoff and
 the server's own ``Retry-After``."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """The Celery application. PostgreSQL is the record of every job; results are ignored."""
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,7 @@ class DeadLetteringConsumer(Consumer):
     class Blueprint(Consumer.Blueprint):  # type: ignore[misc,valid-type]  # celery-types declares it as a variable
         default_steps = [step for step in Consumer.Blueprint.default_steps if not step.endswith(":DelayedDelivery")]
 
-    def on_decode_error(self, message, exc):  # noqa: D401 - Celery hook
+    def on_decode_error(self, message, exc):  # Celery hook
         import logging
 
         logging.getLogger("extraction.ingress").error(

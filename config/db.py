@@ -1,4 +1,5 @@
 """Database helpers shared by the hot paths."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -25,8 +26,9 @@ class DjangoErrorsCursor(psycopg.Cursor[Any]):
         super().__init__(db.connection)
         self._wrap_errors = db.wrap_database_errors
 
-    def execute(self, query: Query, params: Params | None = None, *, prepare: bool | None = None,
-                binary: bool | None = None) -> Self:
+    def execute(
+        self, query: Query, params: Params | None = None, *, prepare: bool | None = None, binary: bool | None = None
+    ) -> Self:
         with self._wrap_errors:
             # One signature for psycopg's two overloads (a template takes no params).
             return super().execute(query, params, prepare=prepare, binary=binary)  # type: ignore[arg-type,misc]

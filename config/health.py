@@ -1,4 +1,5 @@
 """Liveness and readiness probes."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -10,7 +11,7 @@ from kombu import Connection
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body
 
 
-def healthz(request: HttpRequest) -> JsonResponse:
+def healthz(_request: HttpRequest) -> JsonResponse:
     """The process is alive and serving; says nothing about its dependencies."""
     return JsonResponse({"status": "ok"})
 
@@ -41,7 +42,13 @@ def readyz(request: HttpRequest) -> JsonResponse:
         except Exception as exc:  # noqa: BLE001 - any failure means "not ready"
             down[name] = f"{type(exc).__name__}: {exc}"[:300]
     if down:
-        body = problem_body(slug="not-ready", title="Not ready", status_code=503,
-                            detail="Unreachable: " + ", ".join(sorted(down)), instance=request.path, down=down)
+        body = problem_body(
+            slug="not-ready",
+            title="Not ready",
+            status_code=503,
+            detail="Unreachable: " + ", ".join(sorted(down)),
+            instance=request.path,
+            down=down,
+        )
         return JsonResponse(body, status=503, content_type=PROBLEM_CONTENT_TYPE)
     return JsonResponse({"status": "ready", "checks": {name: "ok" for name in CHECKS}})

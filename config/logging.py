@@ -1,9 +1,10 @@
 """Structured (JSON) log lines; extra fields such as job_id, attempt and fence ride along."""
+
 from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -11,7 +12,7 @@ _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 def rfc3339_utc(timestamp: float) -> str:
     """``2026-12-01T09:41:07.123Z``: UTC with milliseconds, so lines from processes on hosts
     in other zones sort and join, and events in the same second keep their order."""
-    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
+    moment = datetime.fromtimestamp(timestamp, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

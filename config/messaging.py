@@ -4,13 +4,15 @@ every consumer of an outbox event shares (ingress, delivery fan-out).
 The message is never the authority: it carries an event id, a type and a job id, and the
 consumer reloads everything else from PostgreSQL (OUT-3).
 """
+
 from __future__ import annotations
 
 import logging
 import random
 import time
 import uuid
-from typing import Any, Callable, Collection, TypeVar
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
 
 from celery.exceptions import Reject
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
@@ -26,8 +28,9 @@ def reject_to_dead_letters(logger: logging.Logger, reason: str, message: object)
     return Reject(reason, requeue=False)
 
 
-def outbox_event(logger: logging.Logger, task_id: str, event: Any, *,
-                 event_types: Collection[str]) -> tuple[uuid.UUID, dict[str, Any]]:
+def outbox_event(
+    logger: logging.Logger, task_id: str, event: Any, *, event_types: Collection[str]
+) -> tuple[uuid.UUID, dict[str, Any]]:
     """The (event id, payload) of a well-formed outbox event message, or a Reject: an unknown
     type or version, a malformed id, or a task id other than the event id (the id is the
     message id at every hop)."""

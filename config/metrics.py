@@ -9,6 +9,7 @@ planner's estimate, so a scrape of a table with millions of rows stays in millis
 Access: not the API's tokens (a scraper is not a tenant) but restricted — a loopback client
 that did not come through a proxy, or ``Authorization: Bearer <settings.METRICS_TOKEN>``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,7 +35,6 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SCRAPE_STATEMENT_TIMEOUT_MS = 5000
 
 
-
 @dataclass(frozen=True)
 class Sample:
     value: float
@@ -50,6 +50,7 @@ class Metric:
 
 
 # --- access -------------------------------------------------------------------------------------
+
 
 def _has_metrics_token(request: HttpRequest) -> bool:
     token = getattr(settings, "METRICS_TOKEN", "") or ""
@@ -71,14 +72,19 @@ def _is_local_client(request: HttpRequest) -> bool:
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
     if not (_has_metrics_token(request) or _is_local_client(request)):
-        body = problem_body(slug="permission-denied", title="Permission denied", status_code=403,
-                            detail="Metrics are served to loopback clients or with the metrics bearer token.",
-                            instance=request.path)
+        body = problem_body(
+            slug="permission-denied",
+            title="Permission denied",
+            status_code=403,
+            detail="Metrics are served to loopback clients or with the metrics bearer token.",
+            instance=request.path,
+        )
         return JsonResponse(body, status=403, content_type=PROBLEM_CONTENT_TYPE)
     return HttpResponse(render(collect()), content_type=CONTENT_TYPE)
 
 
 # --- collection -------------------------------------------------------------------------------
+
 
 def collect() -> list[Metric]:
     """Every collector the settings list (``METRICS_COLLECTORS``), in one read-only transaction
@@ -121,6 +127,7 @@ def planner_rows(cursor: CursorWrapper, sql: str, params: list[Any]) -> int:
 
 # --- the text format ---------------------------------------------------------------------------
 
+
 def render(metrics: list[Metric]) -> str:
     lines: list[str] = []
     for metric in metrics:
@@ -128,8 +135,11 @@ def render(metrics: list[Metric]) -> str:
         lines.append(f"# TYPE {metric.name} {metric.kind}")
         for sample in metric.samples:
             labels = ",".join(f'{key}="{_escape_label(value)}"' for key, value in sample.labels)
-            lines.append(f"{metric.name}{{{labels}}} {_format_value(sample.value)}" if labels
-                         else f"{metric.name} {_format_value(sample.value)}")
+            lines.append(
+                f"{metric.name}{{{labels}}} {_format_value(sample.value)}"
+                if labels
+                else f"{metric.name} {_format_value(sample.value)}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
 """Request body parsers that refuse oversized bodies with 413 before reading them whole."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -12,7 +13,10 @@ from config.problems import Problem
 def body_too_large(limit: int) -> Problem:
     return Problem(
         f"The request body is larger than {limit} bytes.",
-        slug="payload-too-large", title="Payload too large", status_code=413, extra={"limit_bytes": limit},
+        slug="payload-too-large",
+        title="Payload too large",
+        status_code=413,
+        extra={"limit_bytes": limit},
     )
 
 

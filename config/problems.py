@@ -1,5 +1,6 @@
 """RFC 9457 problem details: every 4xx/5xx body of the API is ``application/problem+json``
 with a stable ``type`` that clients can switch on."""
+
 from __future__ import annotations
 
 import logging
@@ -61,7 +62,9 @@ _DRF_TYPES: list[tuple[type[Exception], str, str]] = [
 ]
 
 
-def problem_body(*, slug: str, title: str, status_code: int, detail: Any, instance: str | None = None, **extra: Any) -> dict[str, Any]:
+def problem_body(
+    *, slug: str, title: str, status_code: int, detail: Any, instance: str | None = None, **extra: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {"type": TYPE_BASE + slug, "title": title, "status": status_code, "detail": detail}
     if instance:
         body["instance"] = instance
@@ -78,11 +81,22 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         # DRF reads a JSON body through request.body, whose DATA_UPLOAD_MAX_MEMORY_SIZE check
         # fires before any parser can answer 413; left alone it becomes Django's generic 400.
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        exc = Problem(f"The request body is larger than {limit} bytes.", slug="payload-too-large",
-                      title="Payload too large", status_code=413, extra={"limit_bytes": limit})
+        exc = Problem(
+            f"The request body is larger than {limit} bytes.",
+            slug="payload-too-large",
+            title="Payload too large",
+            status_code=413,
+            extra={"limit_bytes": limit},
+        )
     if isinstance(exc, Problem):
-        body = problem_body(slug=exc.slug, title=exc.title, status_code=exc.status_code,
-                            detail=str(exc.detail), instance=instance, **exc.extra)
+        body = problem_body(
+            slug=exc.slug,
+            title=exc.title,
+            status_code=exc.status_code,
+            detail=str(exc.detail),
+            instance=instance,
+            **exc.extra,
+        )
         return Response(body, status=exc.status_code, headers=exc.headers, content_type=PROBLEM_CONTENT_TYPE)
     response = exception_handler(exc, context)
     if response is None:
@@ -99,8 +113,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     else:
         data = response.data
         detail = data.get("detail", str(data)) if isinstance(data, dict) else str(data)
-    response.data = problem_body(slug=slug, title=title, status_code=response.status_code,
-                                 detail=str(detail), instance=instance, **extra)
+    response.data = problem_body(
+        slug=slug, title=title, status_code=response.status_code, detail=str(detail), instance=instance, **extra
+    )
     response.content_type = PROBLEM_CONTENT_TYPE
     return response
 
@@ -126,5 +141,10 @@ def handler404(request, exception=None):  # noqa: ARG001
 
 
 def handler500(request):
-    return _django_problem(request, 500, "internal-error", "Internal error",
-                           "The server failed while handling this request; retry with the same Idempotency-Key.")
+    return _django_problem(
+        request,
+        500,
+        "internal-error",
+        "Internal error",
+        "The server failed while handling this request; retry with the same Idempotency-Key.",
+    )

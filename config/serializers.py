@@ -1,4 +1,5 @@
 """Serializer behaviour every API of the project shares."""
+
 from __future__ import annotations
 
 from typing import Any

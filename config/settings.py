@@ -4,6 +4,7 @@ Defaults match the services on a development machine of this project (PostgreSQL
 Redis on 127.0.0.1). PostgreSQL is the only supported database: acceptance relies on
 ``INSERT ... ON CONFLICT``, workers on ``FOR UPDATE SKIP LOCKED`` and partial indexes.
 """
+
 from __future__ import annotations
 
 import os
@@ -248,7 +249,9 @@ TENANT_DEFAULT_DAILY_SPEND_MICROS = env_int("TENANT_DEFAULT_DAILY_SPEND_MICROS",
 # Global accept capacity: past this many pending jobs across all tenants, new work is 503.
 TENANT_DEFAULT_MAX_IN_FLIGHT = env_int("TENANT_DEFAULT_MAX_IN_FLIGHT", 50)
 TENANT_DEFAULT_ALLOWED_CURRENCIES = tuple(
-    (env("TENANT_DEFAULT_ALLOWED_CURRENCIES", "EUR,USD,GBP,CHF,DKK,NOK,SEK,PLN,CZK,HUF,INR,JPY,CAD,AUD") or "").split(",")
+    (env("TENANT_DEFAULT_ALLOWED_CURRENCIES", "EUR,USD,GBP,CHF,DKK,NOK,SEK,PLN,CZK,HUF,INR,JPY,CAD,AUD") or "").split(
+        ","
+    )
 )
 GLOBAL_MAX_PENDING_JOBS = env_int("GLOBAL_MAX_PENDING_JOBS", 1_000_000)
 # How long a web process trusts its last reading of the global backlog (seconds).
@@ -431,8 +434,9 @@ CHANNEL_LAYERS = {
         # which 8.x changed to 5 s): any socket timeout makes redis-py wrap writes in
         # asyncio.wait_for, which on Python 3.11 can swallow a consumer's cancellation and
         # leave its receive looping for ever.
-        "CONFIG": {"hosts": [{"address": env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"),
-                              "socket_timeout": None}]},
+        "CONFIG": {
+            "hosts": [{"address": env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"), "socket_timeout": None}]
+        },
     }
 }
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).

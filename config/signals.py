@@ -1,4 +1,5 @@
 """SIGTERM/SIGINT → a stop event, for the long-running management commands."""
+
 from __future__ import annotations
 
 import signal

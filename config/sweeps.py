@@ -1,5 +1,6 @@
 """The loop under every periodic sweep (the scheduler, the delivery sweep): it outlives the
 outages of the database and the broker it uses."""
+
 from __future__ import annotations
 
 import logging
@@ -13,8 +14,15 @@ from kombu import Connection
 from config.topology import declare_topology
 
 
-def sweep_forever(sweep: Callable[[Connection], object], *, stop: threading.Event, interval: float | None,
-                  once: bool, log: logging.Logger, name: str) -> None:
+def sweep_forever(
+    sweep: Callable[[Connection], object],
+    *,
+    stop: threading.Event,
+    interval: float | None,
+    once: bool,
+    log: logging.Logger,
+    name: str,
+) -> None:
     """Run ``sweep`` every ``interval`` seconds on one broker connection until ``stop``.
 
     1. Connect to the broker if there is no connection, and declare the topology (sweeps ask
@@ -32,7 +40,7 @@ def sweep_forever(sweep: Callable[[Connection], object], *, stop: threading.Even
                 broker.ensure_connection(max_retries=1)
                 declare_topology(broker)
             sweep(broker)
-        except Exception:  # noqa: BLE001 - DB or broker down: keep sweeping once they return
+        except Exception:  # DB or broker down: keep sweeping once they return
             log.exception("%s sweep failed", name)
             connection.close()
             if broker is not None:

@@ -9,6 +9,7 @@ so a redeclaration never differs ("inequivalent arg"). Operators who prefer poli
 set the same keys with ``rabbitmqctl set_policy``; queue arguments take precedence for the
 keys given here.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,14 +50,22 @@ def work_queue(name: str) -> Queue:
 
 
 def dead_letter_queue(name: str) -> Queue:
-    return Queue(f"{name}.dlq", _dlx(name), routing_key="", durable=True,
-                 queue_arguments={"x-queue-type": "quorum", "x-max-length": MAX_LENGTH, "x-overflow": "reject-publish"})
+    return Queue(
+        f"{name}.dlq",
+        _dlx(name),
+        routing_key="",
+        durable=True,
+        queue_arguments={"x-queue-type": "quorum", "x-max-length": MAX_LENGTH, "x-overflow": "reject-publish"},
+    )
 
 
 WORK_QUEUES = (work_queue(INGRESS), work_queue(LLM), work_queue(DELIVERY))
 DEAD_LETTER_QUEUES = tuple(dead_letter_queue(q.name) for q in WORK_QUEUES)
 DEAD_LETTER_EVENTS_QUEUE = Queue(
-    "extraction.dead_letters", DEAD_LETTER_EVENTS_EXCHANGE, routing_key="", durable=True,
+    "extraction.dead_letters",
+    DEAD_LETTER_EVENTS_EXCHANGE,
+    routing_key="",
+    durable=True,
     queue_arguments={"x-queue-type": "quorum", "x-max-length": MAX_LENGTH, "x-overflow": "reject-publish"},
 )
 ALL_QUEUES = (*WORK_QUEUES, *DEAD_LETTER_QUEUES, DEAD_LETTER_EVENTS_QUEUE)

@@ -1,12 +1,13 @@
+from __future__ import annotations
+
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
-from extraction.api import views as extraction_views
-
 from config import health, metrics
+from extraction.api import views as extraction_views
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -17,8 +18,11 @@ urlpatterns = [
     path("api/v1/documents", extraction_views.DocumentCreateView.as_view(), name="document-list"),
     path("api/v1/documents/<uuid:document_id>", extraction_views.DocumentDetailView.as_view(), name="document-detail"),
     path("api/v1/extraction-jobs", extraction_views.ExtractionJobListCreateView.as_view(), name="extraction-job-list"),
-    path("api/v1/extraction-jobs/<uuid:job_id>", extraction_views.ExtractionJobDetailView.as_view(),
-         name="extraction-job-detail"),
+    path(
+        "api/v1/extraction-jobs/<uuid:job_id>",
+        extraction_views.ExtractionJobDetailView.as_view(),
+        name="extraction-job-detail",
+    ),
     path("", include("extraction.web.urls")),
     path("api/v1/", include("delivery.urls")),
     path("admin/", admin.site.urls),

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 import gc
 import os
 
@@ -8,8 +10,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
 # Import every view now, then move everything loaded so far out of the garbage collector's
-# reach: a full collection over the ~200,000 start-up objects took 150–220 ms, and the web
-# workers (forked from this state) paused together under load (bench/README.md).
-get_resolver().url_patterns
+# reach: a full collection over the start-up objects is long, and the web workers forked from
+# this state would pause for it together under load.
+get_resolver().url_patterns  # noqa: B018 - the access imports every URLconf and view module
 gc.collect()
 gc.freeze()

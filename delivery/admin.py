@@ -4,6 +4,7 @@ reset the circuit) and their deliveries with every attempt (redeliver by selecti
 Access follows the tenant membership like the extraction admin: operators see, admins edit.
 A secret is shown once, in the message after registration, and never again.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,8 +27,9 @@ from delivery.models import (
 
 
 class EndpointForm(forms.ModelForm):
-    event_types = forms.MultipleChoiceField(choices=[(t, t) for t in SUBSCRIBABLE_TYPES],
-                                            widget=forms.CheckboxSelectMultiple)
+    event_types = forms.MultipleChoiceField(
+        choices=[(t, t) for t in SUBSCRIBABLE_TYPES], widget=forms.CheckboxSelectMultiple
+    )
 
     class Meta:
         model = WebhookEndpoint
@@ -50,8 +52,18 @@ class WebhookEndpointAdmin(TenantScopedAdmin):
     search_fields = ["url", "id"]
     ordering = ["-created_at"]
     actions = ["send_verification", "reset_circuit", "disable"]
-    readonly_fields = ["status", "disabled_reason", "verified_at", "consecutive_failures", "auth_failures",
-                       "failing_since", "circuit_state", "circuit_open_until", "retry_not_before", "signing_keys"]
+    readonly_fields = [
+        "status",
+        "disabled_reason",
+        "verified_at",
+        "consecutive_failures",
+        "auth_failures",
+        "failing_since",
+        "circuit_state",
+        "circuit_open_until",
+        "retry_not_before",
+        "signing_keys",
+    ]
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fields = ["url", "event_types", "description"]
@@ -68,20 +80,28 @@ class WebhookEndpointAdmin(TenantScopedAdmin):
 
     @admin.display(description="signing keys")
     def signing_keys(self, endpoint: WebhookEndpoint) -> str:
-        return ", ".join(f"{s.key_id} (until {s.expires_at:%Y-%m-%d %H:%M})" if s.expires_at else s.key_id
-                         for s in endpoint.secrets.order_by("-created_at"))
+        return ", ".join(
+            f"{s.key_id} (until {s.expires_at:%Y-%m-%d %H:%M})" if s.expires_at else s.key_id
+            for s in endpoint.secrets.order_by("-created_at")
+        )
 
     def save_model(self, request: HttpRequest, obj: WebhookEndpoint, form, change: bool) -> None:
         if change:
             obj.save(update_fields=["event_types", "description"])
             return
         tenant = form.cleaned_data.get("tenant") if request.user.is_superuser else staff_membership(request).tenant
-        registration = endpoints.register_endpoint(tenant=tenant, url=form.cleaned_data["url"],
-                                                   event_types=form.cleaned_data["event_types"],
-                                                   description=form.cleaned_data.get("description", ""))
+        registration = endpoints.register_endpoint(
+            tenant=tenant,
+            url=form.cleaned_data["url"],
+            event_types=form.cleaned_data["event_types"],
+            description=form.cleaned_data.get("description", ""),
+        )
         obj.pk = registration.endpoint.pk
-        messages.warning(request, f"Signing secret {registration.secret.key_id}, shown only now: "
-                                  f"{registration.secret.secret} — a signed verification event was sent.")
+        messages.warning(
+            request,
+            f"Signing secret {registration.secret.key_id}, shown only now: "
+            f"{registration.secret.secret} — a signed verification event was sent.",
+        )
 
     @admin.action(description="Send a verification event (re-activates on 2xx)")
     def send_verification(self, request: HttpRequest, queryset: QuerySet) -> None:
@@ -107,8 +127,17 @@ class DeliveryAttemptInline(admin.TabularInline):
     model = DeliveryAttempt
     extra = 0
     can_delete = False
-    fields = ["number", "started_at", "ended_at", "outcome", "http_status", "retry_after_seconds", "elapsed_ms",
-              "error", "response_snippet"]
+    fields = [
+        "number",
+        "started_at",
+        "ended_at",
+        "outcome",
+        "http_status",
+        "retry_after_seconds",
+        "elapsed_ms",
+        "error",
+        "response_snippet",
+    ]
     readonly_fields = fields
     ordering = ["number"]
 
@@ -119,25 +148,53 @@ class DeliveryAttemptInline(admin.TabularInline):
 @admin.register(Delivery)
 class DeliveryAdmin(TenantScopedAdmin):
     view_role = Role.OPERATOR
-    list_display = ["id", "event_type", "endpoint", "state", "attempts", "last_status", "next_attempt_at",
-                    "delivered_at", "created_at"]
+    list_display = [
+        "id",
+        "event_type",
+        "endpoint",
+        "state",
+        "attempts",
+        "last_status",
+        "next_attempt_at",
+        "delivered_at",
+        "created_at",
+    ]
     list_filter = ["state", "event_type", "is_verification"]
     search_fields = ["id", "event__event_id", "event__job_id"]
     ordering = ["-created_at"]
     list_select_related = ["endpoint"]
     inlines = [DeliveryAttemptInline]
     actions = ["redeliver"]
-    readonly_fields = ["id", "event", "endpoint", "tenant", "event_type", "is_verification", "state", "attempts",
-                       "max_attempts", "next_attempt_at", "lease_until", "last_status", "last_error",
-                       "response_snippet", "delivered_at", "created_at", "updated_at"]
+    readonly_fields = [
+        "id",
+        "event",
+        "endpoint",
+        "tenant",
+        "event_type",
+        "is_verification",
+        "state",
+        "attempts",
+        "max_attempts",
+        "next_attempt_at",
+        "lease_until",
+        "last_status",
+        "last_error",
+        "response_snippet",
+        "delivered_at",
+        "created_at",
+        "updated_at",
+    ]
 
     @admin.action(description="Redeliver (same webhook-id; failed or delivered ones)")
     def redeliver(self, request: HttpRequest, queryset: QuerySet) -> None:
         if not has_role(request, Role.OPERATOR):
             messages.error(request, "Redelivery needs the operator role.")
             return
-        ids = dispatch.redeliver(dispatch.DeliveryFilter(
-            delivery_ids=tuple(queryset.values_list("pk", flat=True)),
-            states=(DeliveryState.FAILED, DeliveryState.DELIVERED)))
+        ids = dispatch.redeliver(
+            dispatch.DeliveryFilter(
+                delivery_ids=tuple(queryset.values_list("pk", flat=True)),
+                states=(DeliveryState.FAILED, DeliveryState.DELIVERED),
+            )
+        )
         dispatch.publish_dispatch_hints(ids)
         messages.info(request, f"{len(ids)} deliveries queued again (pending and in-flight ones are left alone).")

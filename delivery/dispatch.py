@@ -18,14 +18,16 @@ Counted failures open the endpoint's circuit after ``WEBHOOK_CIRCUIT_FAILURES`` 
 after ``WEBHOOK_CIRCUIT_OPEN_SECONDS`` (doubling per failed probe) the longest-waiting delivery probes
 (half-open). An endpoint failing for ``WEBHOOK_AUTO_DISABLE_DAYS`` is disabled.
 """
+
 from __future__ import annotations
 
 import logging
 import random
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -70,11 +72,13 @@ def lease_seconds() -> float:
 
 
 def backoff_seconds(attempt: int, *, rng: random.Random | None = None) -> float:
-    return full_jitter(attempt, base=settings.WEBHOOK_RETRY_BASE_SECONDS, cap=settings.WEBHOOK_RETRY_CAP_SECONDS,
-                       rng=rng)
+    return full_jitter(
+        attempt, base=settings.WEBHOOK_RETRY_BASE_SECONDS, cap=settings.WEBHOOK_RETRY_CAP_SECONDS, rng=rng
+    )
 
 
 # --- fan-out ----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class FanOut:
@@ -136,13 +140,21 @@ def fan_out_event(event_id: uuid.UUID) -> FanOut:
                     "VALUES (%s, %s, %s, %s, %s, now()) ON CONFLICT (event_id) DO NOTHING",
                     [event_id, outbox.tenant_id, webhook_type, outbox.job_id, body],
                 )
-            created = _insert_deliveries(cursor, event_id=event_id, tenant_id=outbox.tenant_id,
-                                         webhook_type=webhook_type)
+            created = _insert_deliveries(
+                cursor, event_id=event_id, tenant_id=outbox.tenant_id, webhook_type=webhook_type
+            )
     return FanOut("fanned_out", tuple(created))
 
 
-def _insert_deliveries(cursor, *, event_id: uuid.UUID, tenant_id: uuid.UUID, webhook_type: str,
-                       endpoint_ids: Sequence[uuid.UUID] | None = None, verification: bool = False) -> list[uuid.UUID]:
+def _insert_deliveries(
+    cursor,
+    *,
+    event_id: uuid.UUID,
+    tenant_id: uuid.UUID,
+    webhook_type: str,
+    endpoint_ids: Sequence[uuid.UUID] | None = None,
+    verification: bool = False,
+) -> list[uuid.UUID]:
     if endpoint_ids is None:
         cursor.execute(
             "SELECT id FROM webhook_endpoints WHERE tenant_id = %s AND status <> 'disabled' AND %s = ANY(event_types)",
@@ -159,9 +171,16 @@ def _insert_deliveries(cursor, *, event_id: uuid.UUID, tenant_id: uuid.UUID, web
             VALUES (%s, %s, %s, %s, %s, %s, 'pending', 0, %s, now(), '', '', now(), now())
             ON CONFLICT (event_id, endpoint_id) DO NOTHING
             RETURNING id
-            """,
-            [delivery_id_for(event_id, endpoint_id), event_id, endpoint_id, tenant_id, webhook_type, verification,
-             settings.WEBHOOK_MAX_ATTEMPTS],
+            """,  # clauses are fixed strings; values are parameters
+            [
+                delivery_id_for(event_id, endpoint_id),
+                event_id,
+                endpoint_id,
+                tenant_id,
+                webhook_type,
+                verification,
+                settings.WEBHOOK_MAX_ATTEMPTS,
+            ],
         )
         row = cursor.fetchone()
         if row is not None:
@@ -173,8 +192,11 @@ def create_verification_delivery(*, endpoint_id: uuid.UUID, tenant_id: uuid.UUID
     """A signed ``webhook.verification.v1`` event for one endpoint; its 2xx activates it.
     Call inside the transaction that changes the endpoint."""
     event_id = uuid.uuid4()
-    body = {"type": VERIFICATION_TYPE, "timestamp": None,
-            "data": {"endpoint_id": str(endpoint_id), "challenge": uuid.uuid4().hex}}
+    body = {
+        "type": VERIFICATION_TYPE,
+        "timestamp": None,
+        "data": {"endpoint_id": str(endpoint_id), "challenge": uuid.uuid4().hex},
+    }
     with connection.cursor() as cursor:
         cursor.execute("SELECT now()")
         body["timestamp"] = _iso(cursor.fetchone()[0])
@@ -183,13 +205,19 @@ def create_verification_delivery(*, endpoint_id: uuid.UUID, tenant_id: uuid.UUID
             "VALUES (%s, %s, %s, NULL, %s, now())",
             [event_id, tenant_id, VERIFICATION_TYPE, signing.serialize_body(body).decode()],
         )
-        (delivery_id,) = _insert_deliveries(cursor, event_id=event_id, tenant_id=tenant_id,
-                                            webhook_type=VERIFICATION_TYPE, endpoint_ids=[endpoint_id],
-                                            verification=True)
+        (delivery_id,) = _insert_deliveries(
+            cursor,
+            event_id=event_id,
+            tenant_id=tenant_id,
+            webhook_type=VERIFICATION_TYPE,
+            endpoint_ids=[endpoint_id],
+            verification=True,
+        )
     return delivery_id
 
 
 # --- claim, send, record ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ClaimedDelivery:
@@ -206,15 +234,16 @@ class ClaimedDelivery:
     timestamp: int  # the database's clock at the claim: the attempt's webhook-timestamp
 
     def log_extra(self) -> dict[str, Any]:
-        return {"delivery_id": str(self.delivery_id), "endpoint_id": str(self.endpoint_id),
-                "attempt": self.attempt}
+        return {"delivery_id": str(self.delivery_id), "endpoint_id": str(self.endpoint_id), "attempt": self.attempt}
 
 
 def signing_keys(endpoint_id: uuid.UUID) -> tuple[signing.SigningKey, ...]:
     """The endpoint's valid keys, newest first (the rotated-out one until it expires)."""
-    secrets = (WebhookSecret.objects.filter(endpoint_id=endpoint_id)
-               .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))  # the database's clock
-               .order_by("-created_at", "-id"))
+    secrets = (
+        WebhookSecret.objects.filter(endpoint_id=endpoint_id)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))  # the database's clock
+        .order_by("-created_at", "-id")
+    )
     return tuple(signing.SigningKey(s.key_id, signing.unseal(s.sealed, context=s.context())) for s in secrets)
 
 
@@ -242,19 +271,38 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
         row = cursor.fetchone()
         if row is None:
             return "not_due"
-        (attempts, max_attempts, is_verification, body_text, tenant_id, due_at, endpoint_id, url, status,
-         circuit, open_until, not_before, now) = row
+        (
+            attempts,
+            max_attempts,
+            is_verification,
+            body_text,
+            tenant_id,
+            due_at,
+            endpoint_id,
+            url,
+            status,
+            circuit,
+            open_until,
+            not_before,
+            now,
+        ) = row
         if status != EndpointStatus.ACTIVE and not is_verification:
             return "endpoint_not_active"
         if _held(cursor, delivery_id, endpoint_id, due_at, circuit, open_until, not_before, now):
             # Its due time stays: the scheduler hints no delivery of a held endpoint, and when the
             # endpoint may go again, the longest-waiting delivery is first in line.
-            cursor.execute("UPDATE webhook_deliveries SET hinted_at = NULL, updated_at = now() "
-                           "WHERE id = %s AND state = 'pending'", [delivery_id])
+            cursor.execute(
+                "UPDATE webhook_deliveries SET hinted_at = NULL, updated_at = now() "
+                "WHERE id = %s AND state = 'pending'",
+                [delivery_id],
+            )
             return "held"
         if attempts >= max_attempts:
-            cursor.execute("UPDATE webhook_deliveries SET state = 'failed', updated_at = now() "
-                           "WHERE id = %s AND state = 'pending'", [delivery_id])
+            cursor.execute(
+                "UPDATE webhook_deliveries SET state = 'failed', updated_at = now() "
+                "WHERE id = %s AND state = 'pending'",
+                [delivery_id],
+            )
             return "attempts_spent"
         cursor.execute(
             """
@@ -273,14 +321,31 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
             [delivery_id, attempt],
         )
         keys = signing_keys(endpoint_id)
-    return ClaimedDelivery(delivery_id=delivery_id, attempt=attempt, max_attempts=max_attempts,
-                           endpoint_id=endpoint_id, tenant_id=tenant_id, url=url, endpoint_status=status,
-                           is_verification=is_verification, body=body_text.encode(), keys=keys,
-                           timestamp=int(now.timestamp()))
+    return ClaimedDelivery(
+        delivery_id=delivery_id,
+        attempt=attempt,
+        max_attempts=max_attempts,
+        endpoint_id=endpoint_id,
+        tenant_id=tenant_id,
+        url=url,
+        endpoint_status=status,
+        is_verification=is_verification,
+        body=body_text.encode(),
+        keys=keys,
+        timestamp=int(now.timestamp()),
+    )
 
 
-def _held(cursor, delivery_id: uuid.UUID, endpoint_id: uuid.UUID, due_at: datetime, circuit: str,
-          open_until: datetime | None, not_before: datetime | None, now: datetime) -> bool:
+def _held(
+    cursor,
+    delivery_id: uuid.UUID,
+    endpoint_id: uuid.UUID,
+    due_at: datetime,
+    circuit: str,
+    open_until: datetime | None,
+    not_before: datetime | None,
+    now: datetime,
+) -> bool:
     """Whether the endpoint keeps this delivery waiting: throttled by a 429, circuit open (or
     half-open with another probe out), or past its opening with an older delivery waiting —
     the half-open probe goes to the endpoint's longest-waiting delivery, so while a receiver
@@ -354,8 +419,14 @@ def classify(response: egress.EgressResponse) -> Outcome:
     error = f"HTTP {response.status}"
     if 300 <= response.status < 400:
         error += f" redirect to {response.headers.get('location', '?')[:200]!r} not followed"
-    return Outcome(AttemptOutcome.HTTP_ERROR, response.status, retry_after=retry_after, snippet=snippet,
-                   error=error, elapsed_ms=response.elapsed_ms)
+    return Outcome(
+        AttemptOutcome.HTTP_ERROR,
+        response.status,
+        retry_after=retry_after,
+        snippet=snippet,
+        error=error,
+        elapsed_ms=response.elapsed_ms,
+    )
 
 
 def send(claim: ClaimedDelivery) -> Outcome:
@@ -366,11 +437,17 @@ def send(claim: ClaimedDelivery) -> Outcome:
     except egress.EgressRefused as exc:
         logger.warning("webhook egress refused", extra={**claim.log_extra(), "reason": str(exc)[:300]})
         return Outcome(AttemptOutcome.EGRESS_REFUSED, error=f"egress refused: {exc}"[:1000])
-    headers = signing.signed_headers(claim.keys, webhook_id=str(claim.delivery_id), timestamp=claim.timestamp,
-                                     body=claim.body)
+    headers = signing.signed_headers(
+        claim.keys, webhook_id=str(claim.delivery_id), timestamp=claim.timestamp, body=claim.body
+    )
     try:
-        response = egress.post(target, claim.body, headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
-                               max_response_bytes=settings.WEBHOOK_MAX_RESPONSE_BYTES)
+        response = egress.post(
+            target,
+            claim.body,
+            headers,
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+            max_response_bytes=settings.WEBHOOK_MAX_RESPONSE_BYTES,
+        )
     except egress.EgressTimeout as exc:
         return Outcome(AttemptOutcome.TIMEOUT, error=str(exc)[:1000])
     except egress.EgressConnectionError as exc:
@@ -392,8 +469,7 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
     if outcome.retry_after is not None:
         delay = max(delay, outcome.retry_after)  # never sooner than the receiver asked
     final = outcome.gone or claim.attempt >= claim.max_attempts
-    state = (DeliveryState.DELIVERED if outcome.delivered
-             else DeliveryState.FAILED if final else DeliveryState.PENDING)
+    state = DeliveryState.DELIVERED if outcome.delivered else DeliveryState.FAILED if final else DeliveryState.PENDING
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
@@ -402,8 +478,16 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
                    response_snippet = %s, error = %s
              WHERE delivery_id = %s AND number = %s
             """,
-            [outcome.outcome, outcome.http_status, outcome.retry_after, outcome.elapsed_ms, outcome.snippet,
-             outcome.error, claim.delivery_id, claim.attempt],
+            [
+                outcome.outcome,
+                outcome.http_status,
+                outcome.retry_after,
+                outcome.elapsed_ms,
+                outcome.snippet,
+                outcome.error,
+                claim.delivery_id,
+                claim.attempt,
+            ],
         )
         cursor.execute(
             """
@@ -415,8 +499,15 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
                                           THEN now() + make_interval(secs => %(delay)s) ELSE next_attempt_at END
              WHERE id = %(id)s AND attempts = %(attempt)s AND state IN ('sending', 'pending')
             """,
-            {"state": state, "status": outcome.http_status, "error": outcome.error, "snippet": outcome.snippet,
-             "delay": delay, "id": claim.delivery_id, "attempt": claim.attempt},
+            {
+                "state": state,
+                "status": outcome.http_status,
+                "error": outcome.error,
+                "snippet": outcome.snippet,
+                "delay": delay,
+                "id": claim.delivery_id,
+                "attempt": claim.attempt,
+            },
         )
         if cursor.rowcount == 0:
             logger.info("stale delivery outcome discarded", extra=claim.log_extra())
@@ -485,11 +576,18 @@ def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) ->
          WHERE e.id = %(id)s
         RETURNING e.status
         """,
-        {"counted": counted, "auth": outcome.auth_failure, "threshold": settings.WEBHOOK_CIRCUIT_FAILURES,
-         "cap": settings.WEBHOOK_RETRY_CAP_SECONDS, "open": settings.WEBHOOK_CIRCUIT_OPEN_SECONDS,
-         "throttle": outcome.retry_after if outcome.throttled else None, "gone": outcome.gone,
-         "auth_flag": AUTH_FAILURES_TO_FLAG, "disable_after": settings.WEBHOOK_AUTO_DISABLE_DAYS * 86400,
-         "id": claim.endpoint_id},
+        {
+            "counted": counted,
+            "auth": outcome.auth_failure,
+            "threshold": settings.WEBHOOK_CIRCUIT_FAILURES,
+            "cap": settings.WEBHOOK_RETRY_CAP_SECONDS,
+            "open": settings.WEBHOOK_CIRCUIT_OPEN_SECONDS,
+            "throttle": outcome.retry_after if outcome.throttled else None,
+            "gone": outcome.gone,
+            "auth_flag": AUTH_FAILURES_TO_FLAG,
+            "disable_after": settings.WEBHOOK_AUTO_DISABLE_DAYS * 86400,
+            "id": claim.endpoint_id,
+        },
     )
     return cursor.fetchone()[0]
 
@@ -503,8 +601,10 @@ def _log_outcome(claim: ClaimedDelivery, outcome: Outcome, state: str, endpoint_
     if endpoint_status != claim.endpoint_status:
         if endpoint_status == EndpointStatus.FLAGGED:
             # The configuration alarm (DLV-5): the receiver rejects our signature; someone must act.
-            logger.error("webhook endpoint flagged: repeated 401/403, configuration alarm",
-                         extra={**extra, "alarm": "webhook_endpoint_auth"})
+            logger.error(
+                "webhook endpoint flagged: repeated 401/403, configuration alarm",
+                extra={**extra, "alarm": "webhook_endpoint_auth"},
+            )
         elif endpoint_status == EndpointStatus.DISABLED:
             logger.error("webhook endpoint disabled", extra={**extra, "alarm": "webhook_endpoint_disabled"})
         elif endpoint_status == EndpointStatus.ACTIVE:
@@ -521,6 +621,7 @@ def deliver(delivery_id: uuid.UUID) -> str:
 
 
 # --- the durable scheduler's part ----------------------------------------------------------------------
+
 
 def reap_expired_delivery_leases(*, limit: int = 500) -> int:
     """SENDING rows whose sender vanished: the outcome is unknown, so the same delivery (same
@@ -581,10 +682,15 @@ def publish_dispatch_hints(delivery_ids: Iterable[uuid.UUID], *, broker: Connect
     sent = 0
     try:
         for delivery_id in delivery_ids:
-            app.send_task(DISPATCH_TASK, kwargs={"delivery_id": str(delivery_id)}, queue=DELIVERY,
-                          routing_key=DELIVERY, connection=broker)
+            app.send_task(
+                DISPATCH_TASK,
+                kwargs={"delivery_id": str(delivery_id)},
+                queue=DELIVERY,
+                routing_key=DELIVERY,
+                connection=broker,
+            )
             sent += 1
-    except Exception:  # noqa: BLE001
+    except Exception:
         logger.warning("could not publish a delivery hint; the scheduler will", exc_info=True)
     return sent
 
@@ -604,6 +710,7 @@ def schedule_due_deliveries(broker: Connection) -> int:
 
 # --- operators: redeliver and replay ---------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class DeliveryFilter:
     tenant_id: uuid.UUID | None = None
@@ -619,8 +726,12 @@ class DeliveryFilter:
 def _filter_sql(f: DeliveryFilter) -> tuple[str, dict[str, Any]]:
     clauses = ["d.state = ANY(%(states)s)", "NOT d.is_verification"]
     params: dict[str, Any] = {"states": list(f.states)}
-    for column, value in (("d.tenant_id", f.tenant_id), ("d.endpoint_id", f.endpoint_id),
-                          ("d.event_type", f.event_type), ("ev.job_id", f.job_id)):
+    for column, value in (
+        ("d.tenant_id", f.tenant_id),
+        ("d.endpoint_id", f.endpoint_id),
+        ("d.event_type", f.event_type),
+        ("ev.job_id", f.job_id),
+    ):
         if value is not None:
             key = column.replace(".", "_")
             clauses.append(f"{column} = %({key})s")
@@ -645,8 +756,11 @@ def redeliver(f: DeliveryFilter, *, dry_run: bool = False) -> list[uuid.UUID]:
     where, params = _filter_sql(DeliveryFilter(**{**f.__dict__, "states": states}))
     with transaction.atomic(), connection.cursor() as cursor:
         if dry_run:
-            cursor.execute(f"SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id "
-                           f"WHERE {where}", params)
+            cursor.execute(
+                f"SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id "
+                f"WHERE {where}",
+                params,
+            )
             return [row[0] for row in cursor.fetchall()]
         cursor.execute(
             f"""
@@ -656,7 +770,7 @@ def redeliver(f: DeliveryFilter, *, dry_run: bool = False) -> list[uuid.UUID]:
               FROM webhook_events ev
              WHERE ev.event_id = d.event_id AND {where}
             RETURNING d.id
-            """,  # noqa: S608 - clauses are fixed strings; values are parameters
+            """,
             {**params, "budget": settings.WEBHOOK_MAX_ATTEMPTS},
         )
         ids = [row[0] for row in cursor.fetchall()]
@@ -664,8 +778,14 @@ def redeliver(f: DeliveryFilter, *, dry_run: bool = False) -> list[uuid.UUID]:
     return ids
 
 
-def replay_events(*, endpoint_id: uuid.UUID, since: datetime | None = None, until: datetime | None = None,
-                  event_type: str | None = None, dry_run: bool = False) -> list[uuid.UUID]:
+def replay_events(
+    *,
+    endpoint_id: uuid.UUID,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    event_type: str | None = None,
+    dry_run: bool = False,
+) -> list[uuid.UUID]:
     """Create the deliveries an endpoint never had (it was registered, or re-enabled, after
     the events) for its tenant's events in a window, of the types it subscribes to."""
     with transaction.atomic(), connection.cursor() as cursor:
@@ -685,23 +805,32 @@ def replay_events(*, endpoint_id: uuid.UUID, since: datetime | None = None, unti
                                 WHERE d.event_id = ev.event_id AND d.endpoint_id = %(endpoint)s)
              ORDER BY ev.created_at
             """,
-            {"tenant": tenant_id, "types": list(types), "since": since, "until": until, "type": event_type,
-             "endpoint": endpoint_id},
+            {
+                "tenant": tenant_id,
+                "types": list(types),
+                "since": since,
+                "until": until,
+                "type": event_type,
+                "endpoint": endpoint_id,
+            },
         )
         events = cursor.fetchall()
         if dry_run:
             return [delivery_id_for(event_id, endpoint_id) for event_id, _ in events]
         created: list[uuid.UUID] = []
         for event_id, webhook_type in events:
-            created += _insert_deliveries(cursor, event_id=event_id, tenant_id=tenant_id, webhook_type=webhook_type,
-                                          endpoint_ids=[endpoint_id])
+            created += _insert_deliveries(
+                cursor, event_id=event_id, tenant_id=tenant_id, webhook_type=webhook_type, endpoint_ids=[endpoint_id]
+            )
     return created
-
 
 
 def expedite(delivery_id: uuid.UUID) -> bool:
     """Make a PENDING delivery due now (an operator or the demo set-up waiting on it)."""
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE webhook_deliveries SET next_attempt_at = now(), hinted_at = NULL "
-                       "WHERE id = %s AND state = 'pending'", [delivery_id])
+        cursor.execute(
+            "UPDATE webhook_deliveries SET next_attempt_at = now(), hinted_at = NULL "
+            "WHERE id = %s AND state = 'pending'",
+            [delivery_id],
+        )
         return cursor.rowcount == 1

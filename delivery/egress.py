@@ -17,6 +17,7 @@ The rule is applied to the addresses we actually connect to, not to the URL stri
 ``EGRESS_ALLOW_LOOPBACK=1`` (development only) allows 127.0.0.0/8 and ``::1`` and nothing
 else: not the IPv4-mapped forms of loopback, not 0.0.0.0, not private ranges.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -26,8 +27,8 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -233,6 +234,7 @@ def vet_url(url: str, *, resolver: Resolver | None = None, allow_loopback: bool 
 
 # --- the request -----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class EgressResponse:
     status: int
@@ -285,8 +287,9 @@ def _tls_context() -> ssl.SSLContext:
     return _TLS_CONTEXT
 
 
-def post(target: VettedTarget, body: bytes, headers: Iterable[tuple[str, str]], *, timeout: float,
-         max_response_bytes: int) -> EgressResponse:
+def post(
+    target: VettedTarget, body: bytes, headers: Iterable[tuple[str, str]], *, timeout: float, max_response_bytes: int
+) -> EgressResponse:
     """POST ``body`` to a vetted target within one total ``timeout``; never follows redirects.
 
     Tries the vetted addresses in order until one connects. A watchdog shuts the socket down
@@ -314,8 +317,15 @@ def post(target: VettedTarget, body: bytes, headers: Iterable[tuple[str, str]], 
     raise EgressConnectionError(f"{type(last_error).__name__}: {last_error}")
 
 
-def _exchange(conn: _PinnedConnection, target: VettedTarget, body: bytes, headers: Iterable[tuple[str, str]],
-              deadline: float, started: float, max_response_bytes: int) -> EgressResponse:
+def _exchange(
+    conn: _PinnedConnection,
+    target: VettedTarget,
+    body: bytes,
+    headers: Iterable[tuple[str, str]],
+    deadline: float,
+    started: float,
+    max_response_bytes: int,
+) -> EgressResponse:
     timed_out = threading.Event()
 
     def _expire() -> None:
@@ -360,5 +370,10 @@ def _exchange(conn: _PinnedConnection, target: VettedTarget, body: bytes, header
         conn.close()
     if timed_out.is_set():
         raise EgressTimeout("no complete answer within the deadline")
-    return EgressResponse(status=status, headers=response_headers, body=data, truncated=truncated,
-                          elapsed_ms=int((time.monotonic() - started) * 1000))
+    return EgressResponse(
+        status=status,
+        headers=response_headers,
+        body=data,
+        truncated=truncated,
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+    )

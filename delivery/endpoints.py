@@ -4,18 +4,18 @@ An endpoint is only ever a URL the tenant registered (never one from a job paylo
 by the egress rule when registered and again before every send, and it receives events only
 after it answered a signed ``webhook.verification.v1`` event with 2xx.
 """
+
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from django.conf import settings
 from django.db import connection, transaction
 
 from accounts.models import Tenant
-
 from delivery import dispatch, egress, signing
 from delivery.models import (
     SUBSCRIBABLE_TYPES,
@@ -66,8 +66,9 @@ def check_event_types(event_types: Sequence[str]) -> list[str]:
 def _add_secret(endpoint_id: uuid.UUID) -> IssuedSecret:
     text, raw = signing.new_secret()
     key_id = signing.new_key_id()
-    WebhookSecret.objects.create(endpoint_id=endpoint_id, key_id=key_id,
-                                 sealed=signing.seal(raw, context=f"{endpoint_id}/{key_id}"))
+    WebhookSecret.objects.create(
+        endpoint_id=endpoint_id, key_id=key_id, sealed=signing.seal(raw, context=f"{endpoint_id}/{key_id}")
+    )
     return IssuedSecret(key_id=key_id, secret=text)
 
 
@@ -77,8 +78,9 @@ def register_endpoint(*, tenant: Tenant, url: str, event_types: Sequence[str], d
     vet_endpoint_url(url)
     types = check_event_types(event_types)
     with transaction.atomic():
-        endpoint = WebhookEndpoint.objects.create(tenant=tenant, url=url, event_types=types,
-                                                  description=description[:200])
+        endpoint = WebhookEndpoint.objects.create(
+            tenant=tenant, url=url, event_types=types, description=description[:200]
+        )
         secret = _add_secret(endpoint.pk)
         delivery_id = dispatch.create_verification_delivery(endpoint_id=endpoint.pk, tenant_id=tenant.pk)
     endpoint.refresh_from_db()
@@ -105,8 +107,9 @@ def rotate_secret(endpoint: WebhookEndpoint) -> tuple[IssuedSecret, str | None]:
     with transaction.atomic(), connection.cursor() as cursor:
         # Serialize rotations of one endpoint: the partial unique index would refuse the loser anyway.
         WebhookEndpoint.objects.select_for_update().filter(pk=endpoint.pk).exists()
-        cursor.execute("UPDATE webhook_secrets SET expires_at = now() "
-                       "WHERE endpoint_id = %s AND expires_at > now()", [endpoint.pk])
+        cursor.execute(
+            "UPDATE webhook_secrets SET expires_at = now() WHERE endpoint_id = %s AND expires_at > now()", [endpoint.pk]
+        )
         cursor.execute(
             "UPDATE webhook_secrets SET expires_at = now() + make_interval(secs => %s) "
             "WHERE endpoint_id = %s AND expires_at IS NULL RETURNING key_id",
@@ -122,14 +125,19 @@ def disable_endpoint(endpoint: WebhookEndpoint, *, reason: str) -> bool:
     """Stop sending to an endpoint. Its deliveries are kept (and sent if it is verified again),
     except verification events, which are cancelled. True if this call disabled it."""
     with transaction.atomic():
-        changed = WebhookEndpoint.objects.filter(pk=endpoint.pk).exclude(status=EndpointStatus.DISABLED).update(
-            status=EndpointStatus.DISABLED, disabled_reason=reason[:500])
+        changed = (
+            WebhookEndpoint.objects.filter(pk=endpoint.pk)
+            .exclude(status=EndpointStatus.DISABLED)
+            .update(status=EndpointStatus.DISABLED, disabled_reason=reason[:500])
+        )
         endpoint.deliveries.filter(is_verification=True, state=DeliveryState.PENDING).update(
-            state=DeliveryState.FAILED, last_error="endpoint disabled")
+            state=DeliveryState.FAILED, last_error="endpoint disabled"
+        )
     return bool(changed)
 
 
 def reset_circuit(endpoint: WebhookEndpoint) -> None:
     """An operator's override: send again now (e.g. after the ERP announced it is back)."""
-    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(circuit_state="closed", circuit_open_until=None,
-                                                          retry_not_before=None, consecutive_failures=0)
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+        circuit_state="closed", circuit_open_until=None, retry_not_before=None, consecutive_failures=0
+    )

@@ -10,6 +10,7 @@ Delivery is its own state machine (DLV-1), independent of the job's:
 Transitions live in :mod:`delivery.dispatch`, each one a guarded UPDATE whose row count
 decides. The reference ERP's own tables are in :mod:`delivery.erp.models`.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -59,8 +60,9 @@ class WebhookEndpoint(models.Model):
     url = models.CharField(max_length=2048)
     description = models.CharField(max_length=200, blank=True, default="")
     event_types = ArrayField(models.CharField(max_length=64))
-    status = models.CharField(max_length=24, choices=EndpointStatus.choices,
-                              default=EndpointStatus.PENDING_VERIFICATION)
+    status = models.CharField(
+        max_length=24, choices=EndpointStatus.choices, default=EndpointStatus.PENDING_VERIFICATION
+    )
     disabled_reason = models.TextField(blank=True, default="")
     verified_at = models.DateTimeField(null=True, blank=True)
     # Health: reset by any 2xx. 429s do not count (the receiver is alive and asked us to wait).
@@ -82,8 +84,9 @@ class WebhookEndpoint(models.Model):
         ]
         indexes = [
             # fan_out_event: the tenant's endpoints that still take events.
-            models.Index(fields=["tenant"], name="endpoint_tenant_live_idx",
-                         condition=~Q(status=EndpointStatus.DISABLED)),
+            models.Index(
+                fields=["tenant"], name="endpoint_tenant_live_idx", condition=~Q(status=EndpointStatus.DISABLED)
+            ),
         ]
 
     def __str__(self) -> str:
@@ -105,8 +108,9 @@ class WebhookSecret(models.Model):
         db_table = "webhook_secrets"
         constraints = [
             # At most one current key per endpoint: two concurrent rotations cannot both win.
-            models.UniqueConstraint(fields=["endpoint"], condition=Q(expires_at__isnull=True),
-                                    name="secret_one_current_per_endpoint"),
+            models.UniqueConstraint(
+                fields=["endpoint"], condition=Q(expires_at__isnull=True), name="secret_one_current_per_endpoint"
+            ),
         ]
 
     def context(self) -> str:
@@ -169,22 +173,26 @@ class Delivery(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["event", "endpoint"], name="delivery_unique_event_endpoint"),
             models.CheckConstraint(condition=Q(state__in=DeliveryState.values), name="delivery_state_valid"),
-            models.CheckConstraint(condition=~Q(state=DeliveryState.SENDING) | Q(lease_until__isnull=False),
-                                   name="delivery_sending_has_lease"),
-            models.CheckConstraint(condition=Q(attempts__lte=models.F("max_attempts")),
-                                   name="delivery_attempts_bounded"),
+            models.CheckConstraint(
+                condition=~Q(state=DeliveryState.SENDING) | Q(lease_until__isnull=False),
+                name="delivery_sending_has_lease",
+            ),
+            models.CheckConstraint(
+                condition=Q(attempts__lte=models.F("max_attempts")), name="delivery_attempts_bounded"
+            ),
         ]
         indexes = [
             # schedule_due_deliveries: pending deliveries by due time. hinted_at and lease_until
             # stay out of it, so the scheduler's marks are HOT updates.
-            models.Index(fields=["next_attempt_at"], name="delivery_due_idx",
-                         condition=Q(state=DeliveryState.PENDING)),
+            models.Index(fields=["next_attempt_at"], name="delivery_due_idx", condition=Q(state=DeliveryState.PENDING)),
             # claim_delivery: the half-open probe goes to the endpoint's longest-waiting delivery.
-            models.Index(fields=["endpoint", "next_attempt_at"], name="delivery_endpoint_due_idx",
-                         condition=Q(state=DeliveryState.PENDING)),
+            models.Index(
+                fields=["endpoint", "next_attempt_at"],
+                name="delivery_endpoint_due_idx",
+                condition=Q(state=DeliveryState.PENDING),
+            ),
             # reap_expired_delivery_leases (called by schedule_due_deliveries): the few SENDING rows.
-            models.Index(fields=["lease_until"], name="delivery_sending_idx",
-                         condition=Q(state=DeliveryState.SENDING)),
+            models.Index(fields=["lease_until"], name="delivery_sending_idx", condition=Q(state=DeliveryState.SENDING)),
             # The endpoint's delivery log (API, admin) and redeliver_webhooks' filters.
             models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_created_idx"),
         ]
@@ -220,5 +228,7 @@ class DeliveryAttempt(models.Model):
         db_table = "webhook_delivery_attempts"
         constraints = [
             models.UniqueConstraint(fields=["delivery", "number"], name="delivery_attempt_unique_number"),
-            models.CheckConstraint(condition=Q(outcome__in=AttemptOutcome.values), name="delivery_attempt_outcome_valid"),
+            models.CheckConstraint(
+                condition=Q(outcome__in=AttemptOutcome.values), name="delivery_attempt_outcome_valid"
+            ),
         ]

@@ -20,14 +20,16 @@ the inbox. The contract, in order:
 
 The signature alone does not stop a replay: the time window bounds it, the inbox stops it.
 """
+
 from __future__ import annotations
 
 import base64
 import hashlib
 import hmac
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 MAX_BODY_BYTES = 1024 * 1024
 TOLERANCE_SECONDS = 5 * 60
@@ -59,7 +61,7 @@ def secret_bytes(secret: str | bytes) -> bytes:
     to signatures, not secrets)."""
     if isinstance(secret, bytes):
         return secret
-    text = secret[len(SECRET_PREFIX):] if secret.startswith(SECRET_PREFIX) else secret
+    text = secret[len(SECRET_PREFIX) :] if secret.startswith(SECRET_PREFIX) else secret
     return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
 
 
@@ -70,8 +72,14 @@ def _header(headers: Mapping[str, str], name: str) -> str:
     raise VerificationFailed(f"missing header {name}")
 
 
-def verify(body: bytes, headers: Mapping[str, str], secrets: Iterable[str | bytes | tuple[str, str | bytes]], *,
-           now: float | None = None, tolerance_seconds: int = TOLERANCE_SECONDS) -> VerifiedWebhook:
+def verify(
+    body: bytes,
+    headers: Mapping[str, str],
+    secrets: Iterable[str | bytes | tuple[str, str | bytes]],
+    *,
+    now: float | None = None,
+    tolerance_seconds: int = TOLERANCE_SECONDS,
+) -> VerifiedWebhook:
     """Check one webhook request. ``secrets``: ``whsec_…`` strings, raw key bytes, or
     ``(key_id, secret)`` pairs. Raises :class:`VerificationFailed`; returns what was proved."""
     webhook_id = _header(headers, "webhook-id")
@@ -115,8 +123,9 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Iterable[str | byte
 InboxDecision = Literal["new", "duplicate", "conflict"]
 
 
-def record_in_inbox(cursor: Any, *, table: str, webhook_id: str, digest: str, extra: Mapping[str, Any] | None = None
-                    ) -> InboxDecision:
+def record_in_inbox(
+    cursor: Any, *, table: str, webhook_id: str, digest: str, extra: Mapping[str, Any] | None = None
+) -> InboxDecision:
     """Insert the delivery into a PostgreSQL inbox table (``delivery_id`` primary key holding the webhook-id,
     ``body_sha256`` text, plus ``extra`` columns) inside the caller's transaction.
 
@@ -128,12 +137,12 @@ def record_in_inbox(cursor: Any, *, table: str, webhook_id: str, digest: str, ex
     names = ", ".join(columns)
     placeholders = ", ".join(["%s"] * (len(columns) + 1))
     cursor.execute(
-        f"INSERT INTO {table} (delivery_id, {names}) VALUES ({placeholders}) "  # noqa: S608 - identifiers from code
+        f"INSERT INTO {table} (delivery_id, {names}) VALUES ({placeholders}) "  # identifiers from code
         "ON CONFLICT (delivery_id) DO NOTHING",
         [webhook_id, *columns.values()],
     )
     if cursor.rowcount == 1:
         return "new"
-    cursor.execute(f"SELECT body_sha256 FROM {table} WHERE delivery_id = %s", [webhook_id])  # noqa: S608
+    cursor.execute(f"SELECT body_sha256 FROM {table} WHERE delivery_id = %s", [webhook_id])
     row = cursor.fetchone()
     return "duplicate" if row is not None and hmac.compare_digest(row[0], digest) else "conflict"

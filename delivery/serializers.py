@@ -1,4 +1,5 @@
 """Input validation and output shapes of the webhook-endpoint API. No business rules here."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +13,9 @@ from delivery.models import SUBSCRIBABLE_TYPES, Delivery, WebhookEndpoint
 
 class EndpointCreateSerializer(StrictSerializer):
     url = serializers.CharField(max_length=2048, trim_whitespace=False)
-    event_types = serializers.ListField(child=serializers.ChoiceField(choices=SUBSCRIBABLE_TYPES),
-                                        allow_empty=False, max_length=len(SUBSCRIBABLE_TYPES))
+    event_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=SUBSCRIBABLE_TYPES), allow_empty=False, max_length=len(SUBSCRIBABLE_TYPES)
+    )
     description = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
 
 

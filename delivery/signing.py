@@ -12,6 +12,7 @@ The body is serialized once (when the event fans out) and these exact bytes are 
 sent, every attempt. Secrets are ``whsec_`` + base64 of 32 random bytes, stored encrypted
 (AES-256-GCM, bound to their endpoint and key id) and shown once at creation.
 """
+
 from __future__ import annotations
 
 import base64
@@ -20,8 +21,9 @@ import hmac
 import json
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -53,7 +55,7 @@ def new_key_id() -> str:
 def decode_secret(text: str) -> bytes:
     """``whsec_<base64>`` (or bare base64) → key bytes. Only ``whsec_`` is stripped."""
     if text.startswith(SECRET_PREFIX):
-        text = text[len(SECRET_PREFIX):]
+        text = text[len(SECRET_PREFIX) :]
     return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
 
 
@@ -68,7 +70,9 @@ def signature(secret: bytes, *, webhook_id: str, timestamp: int, body: bytes) ->
     return f"{SIGNATURE_VERSION},{base64.b64encode(digest).decode()}"
 
 
-def signed_headers(keys: Sequence[SigningKey], *, webhook_id: str, timestamp: int, body: bytes) -> list[tuple[str, str]]:
+def signed_headers(
+    keys: Sequence[SigningKey], *, webhook_id: str, timestamp: int, body: bytes
+) -> list[tuple[str, str]]:
     """The Standard Webhooks headers for one attempt, signed with every key given (newest first)."""
     if not keys:
         raise ValueError("an endpoint without a valid secret cannot be signed for")
@@ -79,13 +83,16 @@ def signed_headers(keys: Sequence[SigningKey], *, webhook_id: str, timestamp: in
         ("User-Agent", "invoice-extraction-webhooks/1"),
         ("webhook-id", webhook_id),
         ("webhook-timestamp", str(int(timestamp))),
-        ("webhook-signature", " ".join(signature(k.secret, webhook_id=webhook_id, timestamp=timestamp, body=body)
-                                       for k in keys)),
+        (
+            "webhook-signature",
+            " ".join(signature(k.secret, webhook_id=webhook_id, timestamp=timestamp, body=body) for k in keys),
+        ),
         (KEY_ID_HEADER, " ".join(k.key_id for k in keys)),
     ]
 
 
 # --- secrets at rest ---------------------------------------------------------------------------------
+
 
 def _sealing_key() -> bytes:
     configured = getattr(settings, "WEBHOOK_SECRETS_KEY", None)

@@ -5,6 +5,7 @@ the event from PostgreSQL and creates the deliveries, then lets Celery ack (acks
 ``dispatch`` is a hint naming one delivery row: the row decides, so a duplicate hint finds it
 claimed and a lost one is re-sent by the scheduler.
 """
+
 from __future__ import annotations
 
 import logging
@@ -14,10 +15,10 @@ from celery import shared_task
 from django.db import DatabaseError, connection
 
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
-
 from delivery import dispatch
 
 logger = logging.getLogger("delivery")
+
 
 @shared_task(name="delivery.fan_out_event", bind=True, acks_late=True, ignore_result=True)
 def fan_out_event(self, event: dict) -> str:
@@ -40,8 +41,11 @@ def dispatch_delivery(delivery_id: str) -> str:
         return dispatch.deliver(parsed)
     except DatabaseError:
         # A hint is cheap to lose: the row stays due (or its lease expires) and the scheduler re-hints.
-        logger.warning("delivery step failed on the database; left to the scheduler", exc_info=True,
-                       extra={"delivery_id": str(delivery_id)})
+        logger.warning(
+            "delivery step failed on the database; left to the scheduler",
+            exc_info=True,
+            extra={"delivery_id": str(delivery_id)},
+        )
         return "database_unavailable"
     finally:
         connection.close()

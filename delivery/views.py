@@ -2,6 +2,7 @@
 
 Tenant admins register, rotate, verify and disable endpoints; operators may read them.
 """
+
 from __future__ import annotations
 
 from django.db.models import Q
@@ -14,9 +15,8 @@ from rest_framework.views import APIView
 
 from accounts.models import Principal, Role
 from accounts.permissions import request_principal
-from config.problems import Problem
 from config.parsers import BoundedJSONParser
-
+from config.problems import Problem
 from delivery import endpoints
 from delivery.models import DeliveryState, WebhookEndpoint, WebhookSecret
 from delivery.serializers import (
@@ -32,8 +32,9 @@ DELIVERY_LIST_LIMIT = 100
 def _principal(request: Request, needed: str) -> Principal:
     principal = request_principal(request)
     if not principal.has_role(needed):
-        raise Problem(f"This needs the {needed} role.", slug="permission-denied", title="Permission denied",
-                      status_code=403)
+        raise Problem(
+            f"This needs the {needed} role.", slug="permission-denied", title="Permission denied", status_code=403
+        )
     return principal
 
 
@@ -48,9 +49,14 @@ def _endpoint(request: Request, endpoint_id, needed: str) -> WebhookEndpoint:
 
 def _keys(endpoint: WebhookEndpoint) -> list[dict]:
     valid = WebhookSecret.objects.filter(endpoint=endpoint).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
-    return [{"key_id": s.key_id, "created_at": s.created_at.isoformat(),
-             "expires_at": s.expires_at.isoformat() if s.expires_at else None}
-            for s in valid.order_by("-created_at", "-id")]
+    return [
+        {
+            "key_id": s.key_id,
+            "created_at": s.created_at.isoformat(),
+            "expires_at": s.expires_at.isoformat() if s.expires_at else None,
+        }
+        for s in valid.order_by("-created_at", "-id")
+    ]
 
 
 def _invalid(exc: endpoints.InvalidEndpoint) -> Problem:
@@ -67,15 +73,19 @@ class WebhookEndpointListCreateView(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            registration = endpoints.register_endpoint(tenant=principal.tenant, url=data["url"],
-                                                       event_types=data["event_types"],
-                                                       description=data["description"])
+            registration = endpoints.register_endpoint(
+                tenant=principal.tenant,
+                url=data["url"],
+                event_types=data["event_types"],
+                description=data["description"],
+            )
         except endpoints.InvalidEndpoint as exc:
             raise _invalid(exc) from exc
         endpoint = registration.endpoint
         body = {**endpoint_body(endpoint, keys=_keys(endpoint)), **secret_body(registration.secret)}
-        return Response(body, status=status.HTTP_201_CREATED,
-                        headers={"Location": f"/api/v1/webhook-endpoints/{endpoint.pk}"})
+        return Response(
+            body, status=status.HTTP_201_CREATED, headers={"Location": f"/api/v1/webhook-endpoints/{endpoint.pk}"}
+        )
 
     @extend_schema(operation_id="v1_webhook_endpoints_list", responses={200: dict})
     def get(self, request: Request) -> Response:
@@ -124,7 +134,11 @@ class WebhookEndpointDeliveriesView(APIView):
         state = request.query_params.get("state")
         if state is not None:
             if state not in DeliveryState.values:
-                raise Problem(f"Unknown state {state!r}.", slug="validation-error", title="The request is not valid",
-                              extra={"errors": {"state": [f"Must be one of {', '.join(DeliveryState.values)}."]}})
+                raise Problem(
+                    f"Unknown state {state!r}.",
+                    slug="validation-error",
+                    title="The request is not valid",
+                    extra={"errors": {"state": [f"Must be one of {', '.join(DeliveryState.values)}."]}},
+                )
             deliveries = deliveries.filter(state=state)
         return Response({"results": [delivery_body(d) for d in deliveries[:DELIVERY_LIST_LIMIT]]})

@@ -7,6 +7,7 @@ audit log; operator and admin: also every job, and supplier master data to edit)
 sees every tenant. Document text is untrusted input: it is always HTML-escaped, including
 inside the evidence highlights.
 """
+
 from __future__ import annotations
 
 import csv
@@ -36,6 +37,7 @@ REVIEW_PAGE_SIZE = 50
 
 # --- jobs and the review queue ----------------------------------------------------------------------
 
+
 @admin.register(ExtractionJob)
 class ExtractionJobAdmin(TenantScopedAdmin):
     """Jobs, read-only: an operator inspects, the state machine decides. Reviewers see the
@@ -63,8 +65,11 @@ class ExtractionJobAdmin(TenantScopedAdmin):
         result = ExtractionResult.objects.filter(job_id=job.pk).first()
         if result is None:
             return mark_safe("—")
-        text = json.dumps({"policy_version": result.policy_version, "validation": result.validation,
-                           "output": result.output}, indent=2, ensure_ascii=False)
+        text = json.dumps(
+            {"policy_version": result.policy_version, "validation": result.validation, "output": result.output},
+            indent=2,
+            ensure_ascii=False,
+        )
         return format_html("<pre style='white-space:pre-wrap'>{}</pre>", text)
 
     def get_urls(self) -> list:
@@ -79,14 +84,23 @@ class ExtractionJobAdmin(TenantScopedAdmin):
     def review_queue_view(self, request: HttpRequest) -> HttpResponse:
         if not has_role(request, Role.REVIEWER):
             raise PermissionDeniedPage()
-        queryset = (ExtractionJob.objects.filter(state=JobState.REVIEW_REQUIRED)
-                    .select_related("tenant", "document", "result").order_by("created_at", "id"))
+        queryset = (
+            ExtractionJob.objects.filter(state=JobState.REVIEW_REQUIRED)
+            .select_related("tenant", "document", "result")
+            .order_by("created_at", "id")
+        )
         if not request.user.is_superuser:
             queryset = queryset.filter(tenant_id=staff_membership(request).tenant_id)  # type: ignore[union-attr]
         page = Paginator(queryset, REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
         rows = [{"job": job, "reasons": _stored_reasons(job)} for job in page.object_list]
-        context = {**self.admin_site.each_context(request), "title": "Review queue", "opts": self.model._meta,
-                   "page": page, "rows": rows, "show_tenant": request.user.is_superuser}
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Review queue",
+            "opts": self.model._meta,
+            "page": page,
+            "rows": rows,
+            "show_tenant": request.user.is_superuser,
+        }
         return TemplateResponse(request, "admin/extraction/review_queue.html", context)
 
     # -- one job ----------------------------------------------------------------------------------
@@ -116,33 +130,54 @@ class ExtractionJobAdmin(TenantScopedAdmin):
             return review.reject_review(job_id=job.pk, reviewer=request.user, seen_state_version=seen, comment=comment)
         if request.POST.get("action") != "approve":
             return review.ReviewResult(review.REFUSED, "Choose approve or reject.")
-        corrections = {key.removeprefix("field:"): value for key, value in request.POST.items()
-                       if key.startswith("field:")}
-        return review.approve_review(job_id=job.pk, reviewer=request.user, seen_state_version=seen,
-                                     corrections=corrections, override=request.POST.get("override") == "on",
-                                     comment=comment)
+        corrections = {
+            key.removeprefix("field:"): value for key, value in request.POST.items() if key.startswith("field:")
+        }
+        return review.approve_review(
+            job_id=job.pk,
+            reviewer=request.user,
+            seen_state_version=seen,
+            corrections=corrections,
+            override=request.POST.get("override") == "on",
+            comment=comment,
+        )
 
-    def _render_review(self, request: HttpRequest, job: ExtractionJob, *, refusal: review.ReviewResult | None = None,
-                       status: int = 200) -> HttpResponse:
+    def _render_review(
+        self, request: HttpRequest, job: ExtractionJob, *, refusal: review.ReviewResult | None = None, status: int = 200
+    ) -> HttpResponse:
         result = ExtractionResult.objects.filter(job_id=job.pk).first()
         output = result.output if result else {}
-        validation = (refusal.validation if refusal and refusal.validation else None) or (result.validation if result else {})
+        validation = (refusal.validation if refusal and refusal.validation else None) or (
+            result.validation if result else {}
+        )
         flagged = _flagged_fields(validation)
         submitted = request.POST if refusal is not None else None
         fields = [
-            {**entry, "flagged": entry["path"] in flagged,
-             "input": submitted.get(f"field:{entry['path']}", entry["value"] or "") if submitted else entry["value"] or ""}
+            {
+                **entry,
+                "flagged": entry["path"] in flagged,
+                "input": submitted.get(f"field:{entry['path']}", entry["value"] or "")
+                if submitted
+                else entry["value"] or "",
+            }
             for entry in _output_fields(output)
         ]
         document = review.document_text_of(job)
         context = {
-            **self.admin_site.each_context(request), "title": f"Review job {job.pk}", "opts": self.model._meta,
-            "job": job, "result": result, "fields": fields, "validation": validation,
+            **self.admin_site.each_context(request),
+            "title": f"Review job {job.pk}",
+            "opts": self.model._meta,
+            "job": job,
+            "result": result,
+            "fields": fields,
+            "validation": validation,
             "failed_checks": [c for c in validation.get("checks", []) if c.get("status") == "failed"],
             "reasons": validation.get("reasons", []),
-            "pages": [_highlighted_page(text, number, output, flagged) for number, text in
-                      enumerate(document.pages, start=1)],
-            "refusal": refusal, "comment": submitted.get("comment", "") if submitted else "",
+            "pages": [
+                _highlighted_page(text, number, output, flagged) for number, text in enumerate(document.pages, start=1)
+            ],
+            "refusal": refusal,
+            "comment": submitted.get("comment", "") if submitted else "",
             "override_checked": bool(submitted and submitted.get("override") == "on"),
             "queue_url": reverse("admin:extraction_review_queue"),
         }
@@ -229,15 +264,16 @@ def _highlighted_page(text: str, number: int, output: dict[str, Any], flagged: s
     for mark in marks:
         if mark.start < position:
             continue
-        html.append(escape(text[position:mark.start]))
+        html.append(escape(text[position : mark.start]))
         css = "evidence flagged" if mark.flagged else "evidence"
-        html.append(format_html('<mark class="{}" title="{}">{}</mark>', css, mark.path, text[mark.start:mark.end]))
+        html.append(format_html('<mark class="{}" title="{}">{}</mark>', css, mark.path, text[mark.start : mark.end]))
         position = mark.end
     html.append(escape(text[position:]))
     return {"number": number, "html": mark_safe("".join(html))}  # every piece above is escaped
 
 
 # --- supplier master data -----------------------------------------------------------------------------
+
 
 class SupplierForm(forms.ModelForm):
     """The supplier rule itself is Supplier.clean(), which ModelForm validation runs. The form adds
@@ -257,7 +293,9 @@ class SupplierForm(forms.ModelForm):
             return  # a superuser's form checks the constraint itself
         # This runs after Supplier.clean(): the instance holds the normalized VAT id to be stored.
         tenant_id = self.instance.tenant_id or self.tenant_id_for_new
-        duplicate = Supplier.objects.filter(tenant_id=tenant_id, vat_id=self.instance.vat_id).exclude(pk=self.instance.pk)
+        duplicate = Supplier.objects.filter(tenant_id=tenant_id, vat_id=self.instance.vat_id).exclude(
+            pk=self.instance.pk
+        )
         if duplicate.exists():
             self.add_error("vat_id", "This tenant already has a supplier with this VAT id.")
 
@@ -319,6 +357,7 @@ def _csv_safe(text: str) -> str:
 
 # --- the audit log of review decisions ----------------------------------------------------------------
 
+
 @admin.register(ReviewDecision)
 class ReviewDecisionAdmin(TenantScopedAdmin):
     tenant_field = "job__tenant"
@@ -326,8 +365,17 @@ class ReviewDecisionAdmin(TenantScopedAdmin):
     list_filter = ["decision"]
     ordering = ["-created_at"]
     list_select_related = ["job", "reviewer"]
-    readonly_fields = ["job", "reviewer", "decision", "state_version", "comment", "created_at", "pretty_before",
-                       "pretty_after", "pretty_validation"]
+    readonly_fields = [
+        "job",
+        "reviewer",
+        "decision",
+        "state_version",
+        "comment",
+        "created_at",
+        "pretty_before",
+        "pretty_after",
+        "pretty_validation",
+    ]
     fields = readonly_fields
 
     def tenant_id_of(self, obj: ReviewDecision) -> Any:
@@ -362,6 +410,15 @@ class ProviderPoolAdmin(admin.ModelAdmin):
     superusers see it. A row overrides settings.PROVIDER_POOLS for the pool of that name;
     workers pick a change up within a few seconds."""
 
-    list_display = ["name", "requests_per_minute", "tokens_per_minute", "max_in_flight", "reserved_tokens",
-                    "max_output_tokens", "budget", "kv_cache_tokens", "updated_at"]
+    list_display = [
+        "name",
+        "requests_per_minute",
+        "tokens_per_minute",
+        "max_in_flight",
+        "reserved_tokens",
+        "max_output_tokens",
+        "budget",
+        "kv_cache_tokens",
+        "updated_at",
+    ]
     readonly_fields = ["updated_at"]

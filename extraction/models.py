@@ -4,34 +4,36 @@ The job state machine (who may move a job from where to where) lives in
 :mod:`extraction.execution.lifecycle`; this module holds the tables and the invariants the database
 itself enforces.
 """
+
 from __future__ import annotations
 
 import uuid
 from collections.abc import Collection
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, models
 from django.db.models import Q
 from django.db.models.functions import Now
 
-from django.conf import settings
-
 from accounts.models import Tenant
 
 
 class DocumentQuerySet(models.QuerySet):
-    def reference(self, *, tenant_id: uuid.UUID, document_id: uuid.UUID) -> "Document | None":
+    def reference(self, *, tenant_id: uuid.UUID, document_id: uuid.UUID) -> Document | None:
         """The tenant's document as a job request names it: id, version and size, in one small
         query (the accept path runs it for every request; the ORM's compilation was a fifth
         of its CPU). Other columns load on first access."""
         with connection.cursor() as cursor:
-            cursor.execute("SELECT version, size FROM documents WHERE tenant_id = %s AND id = %s",
-                           [tenant_id, document_id])
+            cursor.execute(
+                "SELECT version, size FROM documents WHERE tenant_id = %s AND id = %s", [tenant_id, document_id]
+            )
             row = cursor.fetchone()
         if row is None:
             return None
-        return Document.from_db(self.db, ["id", "tenant_id", "version", "size"],
-                                [document_id, tenant_id, row[0], row[1]])
+        return Document.from_db(
+            self.db, ["id", "tenant_id", "version", "size"], [document_id, tenant_id, row[0], row[1]]
+        )
 
 
 class Document(models.Model):

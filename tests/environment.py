@@ -1,6 +1,7 @@
 """Loaded by pytest before Django is configured (``-p tests.environment`` in pytest.ini):
 tests run with development settings, against the real local services, in their own Redis
 databases so a running development system and the tests never share a capacity budget."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ Every process is a real subprocess (relay, Celery workers, scheduler) against th
 database, an isolated RabbitMQ vhost and the provider simulator. Tests drive the system
 through its API and observe PostgreSQL; faults are real signals.
 """
+
 from __future__ import annotations
 
 import os
@@ -67,8 +68,9 @@ def raise_if_any_exited(procs: dict[str, subprocess.Popen], log_dir: Path) -> No
 def ensure_vhost(name: str) -> str:
     """An isolated RabbitMQ vhost for this test run (created once; rabbitmqctl is local)."""
     subprocess.run(["rabbitmqctl", "add_vhost", name], capture_output=True, check=False)
-    subprocess.run(["rabbitmqctl", "set_permissions", "-p", name, "guest", ".*", ".*", ".*"],
-                   capture_output=True, check=True)
+    subprocess.run(
+        ["rabbitmqctl", "set_permissions", "-p", name, "guest", ".*", ".*", ".*"], capture_output=True, check=True
+    )
     return f"amqp://guest:guest@127.0.0.1:5672/{name}"
 
 
@@ -88,8 +90,13 @@ def queue_depth(broker_url: str, name: str) -> int:
         return topology.queue_depth(conn, name)
 
 
-def wait_for(condition: Callable[[], object], *, timeout: float = 30.0, interval: float = 0.1,
-             message: str | Callable[[], str] = "condition") -> object:
+def wait_for(
+    condition: Callable[[], object],
+    *,
+    timeout: float = 30.0,
+    interval: float = 0.1,
+    message: str | Callable[[], str] = "condition",
+) -> object:
     """Poll ``condition`` until truthy; on timeout fail with ``message`` (a callable is called
     then, e.g. to attach the processes' logs)."""
     deadline = time.monotonic() + timeout
@@ -113,8 +120,9 @@ class SystemProcesses:
 
     def start(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
         log = open(self.log_dir / f"{name}.log", "ab")
-        proc = subprocess.Popen(argv, cwd=ROOT, env={**self.env, **extra_env}, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv, cwd=ROOT, env={**self.env, **extra_env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         self.procs[name] = proc
         return proc
 
@@ -125,9 +133,24 @@ class SystemProcesses:
         return self.start(name, [sys.executable, "manage.py", "run_scheduler"], **extra_env)
 
     def celery(self, name: str, queues: str, concurrency: int = 16, **extra_env: str) -> subprocess.Popen:
-        argv = [str(VENV_BIN / "celery"), "-A", "config", "worker", "-Q", queues, "--pool", "threads",
-                "--concurrency", str(concurrency), "-n", f"{name}-{os.getpid()}@%h", "--without-mingle",
-                "--without-gossip", "--loglevel", "INFO"]
+        argv = [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            queues,
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(concurrency),
+            "-n",
+            f"{name}-{os.getpid()}@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+        ]
         return self.start(name, argv, POSTGRES_POOL_MAX_SIZE="8", **extra_env)
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
@@ -161,8 +184,14 @@ def system_env(*, broker_url: str, simulator_url: str | None, media_root: Path, 
         **FAST_CLOCKS,
     }
     if simulator_url:
-        env.update({"EXTRACTION_PROVIDER": "openai", "OPENAI_BASE_URL": simulator_url, "OPENAI_API_KEY": "test",
-                    "OPENAI_TOKEN_LIMIT_PARAMETER": "max_tokens"})
+        env.update(
+            {
+                "EXTRACTION_PROVIDER": "openai",
+                "OPENAI_BASE_URL": simulator_url,
+                "OPENAI_API_KEY": "test",
+                "OPENAI_TOKEN_LIMIT_PARAMETER": "max_tokens",
+            }
+        )
     env.update(overrides)
     return env
 
@@ -176,4 +205,5 @@ def job_states(job_ids: Iterable[str]) -> dict[str, str]:
 def all_terminal(job_ids: list[str]) -> bool:
     states = job_states(job_ids)
     return len(states) == len(job_ids) and all(
-        s in ("SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED") for s in states.values())
+        s in ("SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED") for s in states.values()
+    )

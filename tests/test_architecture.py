@@ -78,13 +78,15 @@ def test_production_code_imports_only_downwards_and_no_private_names():
 
 
 def test_the_walk_reports_each_kind_of_wrong_import():
-    source = "\n".join([
-        "from delivery.dispatch import schedule_due_deliveries",
-        "def later():",
-        "    from accounts.admin_scoping import _cache",
-        "    import tests.system",
-        "from config.urls import urlpatterns",
-    ])
+    source = "\n".join(
+        [
+            "from delivery.dispatch import schedule_due_deliveries",
+            "def later():",
+            "    from accounts.admin_scoping import _cache",
+            "    import tests.system",
+            "from config.urls import urlpatterns",
+        ]
+    )
     found = [(wrong.line, wrong.why) for wrong in wrong_imports("extraction.execution.scheduler", source)]
     assert found == [
         (1, "extraction is below delivery"),

@@ -1,5 +1,6 @@
 """The reference ERP's own tables (DLV-3): where it keeps its sender configuration, its
 durable inbox and its ledger. Nothing here is shared with the sending side."""
+
 from __future__ import annotations
 
 from django.db import models

@@ -4,6 +4,7 @@
 schema → in one transaction the inbox row (keyed by webhook-id, with the body digest) and,
 for a new ``extraction.completed.v1``, one ledger posting per job → COMMIT → 2xx.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,12 @@ from delivery.erp.models import ErpConnection
 
 logger = logging.getLogger("delivery.erp")
 
-EVENT_TYPES = {"extraction.completed.v1", "extraction.review_required.v1", "extraction.failed.v1",
-               "webhook.verification.v1"}
+EVENT_TYPES = {
+    "extraction.completed.v1",
+    "extraction.review_required.v1",
+    "extraction.failed.v1",
+    "webhook.verification.v1",
+}
 
 
 class SchemaViolation(ValueError):
@@ -72,9 +77,16 @@ def _post_invoice(cursor, *, connection_slug: str, delivery_id: str, data: dict[
         VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now())
         ON CONFLICT (connection_id, job_id) DO NOTHING
         """,
-        [connection_slug, data["job_id"], delivery_id, data["state_version"],
-         _text(output.get("invoice_number"))[:128], _text((output.get("supplier") or {}).get("name"))[:256],
-         _text(output.get("currency"))[:3], _text((output.get("totals") or {}).get("gross"))[:32]],
+        [
+            connection_slug,
+            data["job_id"],
+            delivery_id,
+            data["state_version"],
+            _text(output.get("invoice_number"))[:128],
+            _text((output.get("supplier") or {}).get("name"))[:256],
+            _text(output.get("currency"))[:3],
+            _text((output.get("totals") or {}).get("gross"))[:32],
+        ],
     )
     return cursor.rowcount == 1
 
@@ -102,15 +114,21 @@ def receive_webhook(request: HttpRequest, slug: str) -> JsonResponse:
         return _answer(422, "schema_violation", str(exc)[:200])
 
     with transaction.atomic(), connection.cursor() as cursor:
-        decision = receiver.record_in_inbox(cursor, table="erp_inbox", webhook_id=webhook.webhook_id,
-                                            digest=webhook.digest,
-                                            extra={"connection_id": slug, "event_type": event["type"]})
+        decision = receiver.record_in_inbox(
+            cursor,
+            table="erp_inbox",
+            webhook_id=webhook.webhook_id,
+            digest=webhook.digest,
+            extra={"connection_id": slug, "event_type": event["type"]},
+        )
         posted = False
         if decision == "new" and event["type"] == "extraction.completed.v1":
             posted = _post_invoice(cursor, connection_slug=slug, delivery_id=webhook.webhook_id, data=event["data"])
     # Only now, after COMMIT, does the sender hear 2xx.
     if decision == "conflict":
-        logger.error("webhook id replayed with another body: refused", extra={
-            "connection": slug, "delivery_id": webhook.webhook_id, "alarm": "erp_inbox_digest_mismatch"})
+        logger.error(
+            "webhook id replayed with another body: refused",
+            extra={"connection": slug, "delivery_id": webhook.webhook_id, "alarm": "erp_inbox_digest_mismatch"},
+        )
         return _answer(409, "conflict", "this webhook-id was received with another body")
     return _answer(200, "duplicate" if decision == "duplicate" else "posted" if posted else "accepted")

@@ -1,4 +1,5 @@
 """Input validation and output shapes of the extraction API. No business rules live here."""
+
 from __future__ import annotations
 
 from typing import Any

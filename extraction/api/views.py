@@ -1,4 +1,5 @@
 """The extraction HTTP API: thin views that parse, load by id, call one domain function."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -14,8 +15,9 @@ from rest_framework.views import APIView
 
 from accounts.models import Principal, Role
 from accounts.permissions import request_principal
+from config.parsers import BoundedJSONParser, BoundedMultiPartParser, body_too_large
 from config.problems import Problem
-
+from extraction.api.serializers import DocumentUploadSerializer, JobCreateSerializer, document_body, job_body
 from extraction.intake.acceptance import (
     AcceptCapacityExhausted,
     IdempotencyConflict,
@@ -25,8 +27,6 @@ from extraction.intake.acceptance import (
 )
 from extraction.intake.documents import UnsupportedDocument, store_document
 from extraction.models import Document, ExtractionJob, JobState
-from config.parsers import BoundedJSONParser, BoundedMultiPartParser, body_too_large
-from extraction.api.serializers import DocumentUploadSerializer, JobCreateSerializer, document_body, job_body
 
 
 def _principal(request: Request) -> Principal:
@@ -55,8 +55,9 @@ class DocumentCreateView(APIView):
         try:
             document, _ = store_document(tenant=_principal(request).tenant, upload=upload, filename=upload.name or "")
         except UnsupportedDocument as exc:
-            raise Problem(str(exc), slug="unsupported-document-type", title="Unsupported document type",
-                          status_code=415) from exc
+            raise Problem(
+                str(exc), slug="unsupported-document-type", title="Unsupported document type", status_code=415
+            ) from exc
         return Response(document_body(document), status=status.HTTP_201_CREATED)
 
 
@@ -75,11 +76,15 @@ IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 def _idempotency_key(request: Request) -> str:
     key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
     if key is None:
-        raise Problem("The Idempotency-Key header is required.", slug="idempotency-key-missing",
-                      title="Idempotency-Key missing")
+        raise Problem(
+            "The Idempotency-Key header is required.", slug="idempotency-key-missing", title="Idempotency-Key missing"
+        )
     if not 1 <= len(key) <= 255 or any(not (0x20 <= ord(ch) <= 0x7E) for ch in key):
-        raise Problem("The Idempotency-Key must be 1 to 255 printable ASCII characters.",
-                      slug="idempotency-key-invalid", title="Idempotency-Key invalid")
+        raise Problem(
+            "The Idempotency-Key must be 1 to 255 printable ASCII characters.",
+            slug="idempotency-key-invalid",
+            title="Idempotency-Key invalid",
+        )
     return key
 
 
@@ -118,8 +123,12 @@ class ExtractionJobListCreateView(APIView):
         data = serializer.validated_data
         document = Document.objects.reference(tenant_id=principal.tenant.pk, document_id=data["document_id"])
         if document is None:
-            raise Problem("document_id names no document of this tenant.", slug="unknown-document",
-                          title="Unknown document", status_code=422)
+            raise Problem(
+                "document_id names no document of this tenant.",
+                slug="unknown-document",
+                title="Unknown document",
+                status_code=422,
+            )
         options = dict(data["options"])
         job_request = JobRequest(
             document=document,
@@ -132,17 +141,32 @@ class ExtractionJobListCreateView(APIView):
         try:
             accepted = accept_job(tenant=principal.tenant, idempotency_key=key, request=job_request)
         except IdempotencyConflict as exc:
-            raise Problem(str(exc), slug="idempotency-key-conflict", title="Idempotency-Key reused",
-                          status_code=409, extra={"job_id": str(exc.job_id)}) from exc
+            raise Problem(
+                str(exc),
+                slug="idempotency-key-conflict",
+                title="Idempotency-Key reused",
+                status_code=409,
+                extra={"job_id": str(exc.job_id)},
+            ) from exc
         except TenantLimitExceeded as exc:
             retry = str(settings.ADMISSION_RETRY_AFTER_SECONDS)
-            raise Problem(str(exc), slug="tenant-limit-exceeded", title="Tenant limit reached", status_code=429,
-                          extra={"limit": exc.limit, "current": exc.current, "maximum": exc.maximum},
-                          headers={"Retry-After": retry}) from exc
+            raise Problem(
+                str(exc),
+                slug="tenant-limit-exceeded",
+                title="Tenant limit reached",
+                status_code=429,
+                extra={"limit": exc.limit, "current": exc.current, "maximum": exc.maximum},
+                headers={"Retry-After": retry},
+            ) from exc
         except AcceptCapacityExhausted as exc:
             retry = str(settings.ADMISSION_RETRY_AFTER_SECONDS)
-            raise Problem("The system has no accept capacity right now.", slug="accept-capacity-exhausted",
-                          title="Service overloaded", status_code=503, headers={"Retry-After": retry}) from exc
+            raise Problem(
+                "The system has no accept capacity right now.",
+                slug="accept-capacity-exhausted",
+                title="Service overloaded",
+                status_code=503,
+                headers={"Retry-After": retry},
+            ) from exc
         url = _status_url(accepted.job_id)
         headers = {"Location": url}
         if accepted.replayed:
@@ -150,16 +174,23 @@ class ExtractionJobListCreateView(APIView):
         body = {"job_id": str(accepted.job_id), "state": accepted.state, "status_url": url}
         return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
 
-    @extend_schema(operation_id="v1_extraction_jobs_list",
-                   parameters=[OpenApiParameter("state", str, enum=JobState.values)], responses={200: dict})
+    @extend_schema(
+        operation_id="v1_extraction_jobs_list",
+        parameters=[OpenApiParameter("state", str, enum=JobState.values)],
+        responses={200: dict},
+    )
     def get(self, request: Request) -> Response:
         principal = _principal(request)
         jobs = ExtractionJob.objects.filter(tenant=principal.tenant).select_related("result")
         state = request.query_params.get("state")
         if state is not None:
             if state not in JobState.values:
-                raise Problem(f"Unknown state {state!r}.", slug="validation-error", title="The request is not valid",
-                              extra={"errors": {"state": [f"Must be one of {', '.join(JobState.values)}."]}})
+                raise Problem(
+                    f"Unknown state {state!r}.",
+                    slug="validation-error",
+                    title="The request is not valid",
+                    extra={"errors": {"state": [f"Must be one of {', '.join(JobState.values)}."]}},
+                )
             jobs = jobs.filter(state=state)
         paginator = JobCursorPagination()
         page = paginator.paginate_queryset(jobs, request, view=self)
@@ -176,5 +207,8 @@ class ExtractionJobDetailView(APIView):
         job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).select_related("result").first()
         if job is None:
             raise _not_found("extraction job")
-        return Response(job_body(job, status_url=_status_url(job.pk), operator=principal.has_role(Role.OPERATOR),
-                                 with_wait_reason=True))
+        return Response(
+            job_body(
+                job, status_url=_status_url(job.pk), operator=principal.has_role(Role.OPERATOR), with_wait_reason=True
+            )
+        )

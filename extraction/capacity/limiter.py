@@ -17,6 +17,7 @@ Redis is never the record of work: losing it loses no job. When it is unreachabl
 fail mode chosen in settings applies: ``closed`` (no model calls) or ``local`` (a bounded
 per-process share of the pool's limits).
 """
+
 from __future__ import annotations
 
 import logging
@@ -104,8 +105,16 @@ def _load_pool_limits(name: str) -> PoolLimits:
 
     row = ProviderPool.objects.filter(pk=name).first()
     if row is not None:
-        return PoolLimits(name, row.requests_per_minute, row.tokens_per_minute, row.max_in_flight,
-                          row.reserved_tokens, row.max_output_tokens, row.budget, row.kv_cache_tokens)
+        return PoolLimits(
+            name,
+            row.requests_per_minute,
+            row.tokens_per_minute,
+            row.max_in_flight,
+            row.reserved_tokens,
+            row.max_output_tokens,
+            row.budget,
+            row.kv_cache_tokens,
+        )
     config = settings.PROVIDER_POOLS[name]
     return PoolLimits(
         name=name,
@@ -185,9 +194,17 @@ def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:
     permit_id = uuid.uuid4().hex
     try:
         allowed, reason, wait_ms = _redis().eval(
-            _ACQUIRE, 6, *_keys(limits.name), permit_id, tokens, limits.requests_per_minute,
-            limits.tokens_per_minute, _in_flight_limit(limits), int(settings.CAPACITY_PERMIT_TTL_SECONDS * 1000),
-            int(settings.CAPACITY_RAMP_SECONDS * 1000), weight,
+            _ACQUIRE,
+            6,
+            *_keys(limits.name),
+            permit_id,
+            tokens,
+            limits.requests_per_minute,
+            limits.tokens_per_minute,
+            _in_flight_limit(limits),
+            int(settings.CAPACITY_PERMIT_TTL_SECONDS * 1000),
+            int(settings.CAPACITY_RAMP_SECONDS * 1000),
+            weight,
         )
     except Exception as exc:  # noqa: BLE001 - Redis down or unreachable
         return _unavailable(limits, tokens, weight, exc)
@@ -201,8 +218,10 @@ def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:
 
 def _unavailable(limits: PoolLimits, tokens: int, weight: int, exc: Exception) -> Permit | Denial:
     if settings.CAPACITY_FAIL_MODE == "local":
-        logger.warning("capacity limiter unreachable: using the local emergency share",
-                       extra={"pool": limits.name, "error": str(exc)[:200]})
+        logger.warning(
+            "capacity limiter unreachable: using the local emergency share",
+            extra={"pool": limits.name, "error": str(exc)[:200]},
+        )
         return _local.acquire(limits, tokens, weight)
     logger.warning("capacity limiter unreachable: failing closed", extra={"pool": limits.name, "error": str(exc)[:200]})
     return Denial("limiter_unavailable", settings.CAPACITY_UNAVAILABLE_RETRY_SECONDS)
@@ -220,9 +239,21 @@ def release(permit: Permit, *, actual_tokens: int | None) -> None:
     limits = permit.limits or pool_limits(permit.pool)
     actual = permit.tokens if actual_tokens is None else max(0, int(actual_tokens))
     try:
-        headroom = _redis().eval(_RELEASE, 5, keys[1], keys[2], keys[3], keys[0], keys[4], permit.permit_id,
-                                 permit.tokens, actual, permit.weight, limits.requests_per_minute,
-                                 _in_flight_limit(limits))
+        headroom = _redis().eval(
+            _RELEASE,
+            5,
+            keys[1],
+            keys[2],
+            keys[3],
+            keys[0],
+            keys[4],
+            permit.permit_id,
+            permit.tokens,
+            actual,
+            permit.weight,
+            limits.requests_per_minute,
+            _in_flight_limit(limits),
+        )
     except Exception:  # noqa: BLE001 - the permit's TTL returns it if this is lost
         logger.warning("could not release a capacity permit; its TTL will", extra={"pool": permit.pool})
         return
@@ -273,8 +304,9 @@ def snapshot(limits: PoolLimits) -> PoolSnapshot | None:
         requests, tokens, in_flight, cooldown_ms = _redis().eval(_SNAPSHOT, 5, *_keys(limits.name)[:5])
     except Exception:  # noqa: BLE001
         return None
-    return PoolSnapshot(limits.name, int(requests), int(tokens), int(in_flight),
-                        max(0.0, int(cooldown_ms) / 1000), limits)
+    return PoolSnapshot(
+        limits.name, int(requests), int(tokens), int(in_flight), max(0.0, int(cooldown_ms) / 1000), limits
+    )
 
 
 def has_headroom(limits: PoolLimits) -> bool:
@@ -285,8 +317,9 @@ def has_headroom(limits: PoolLimits) -> bool:
         return answered[1]
     keys = _keys(limits.name)
     try:
-        return bool(_redis().eval(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute,
-                                  _in_flight_limit(limits)))
+        return bool(
+            _redis().eval(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, _in_flight_limit(limits))
+        )
     except Exception:  # noqa: BLE001
         return settings.CAPACITY_FAIL_MODE == "local"
 

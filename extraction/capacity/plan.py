@@ -13,6 +13,7 @@ The arithmetic is pure. :func:`observed_stats` and :func:`pool_backlog` read the
 ledger and the jobs table, and :func:`plan_inputs_for_pool` says for every input whether it
 was configured, observed, given on the command line or assumed.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,12 @@ OBSERVATION_WINDOW_SECONDS = 3600.0
 OBSERVATION_SAMPLE_ATTEMPTS = 5000
 
 # Outcomes whose latency is the time the provider took to answer.
-_ANSWERED = (AttemptOutcome.SUCCEEDED, AttemptOutcome.REVIEW_REQUIRED, AttemptOutcome.INVALID_OUTPUT,
-             AttemptOutcome.STALE_COMPLETION)
+_ANSWERED = (
+    AttemptOutcome.SUCCEEDED,
+    AttemptOutcome.REVIEW_REQUIRED,
+    AttemptOutcome.INVALID_OUTPUT,
+    AttemptOutcome.STALE_COMPLETION,
+)
 # Claims handed back before any model call: they spent no attempt (the job's counter is restored).
 _UNSPENT = (AttemptOutcome.CAPACITY_DEFERRED, AttemptOutcome.SHUTDOWN, AttemptOutcome.RUNNING)
 # Jobs whose model calls are over: their attempt count is final.
@@ -46,6 +51,7 @@ _FINISHED = (JobState.SUCCEEDED, JobState.FAILED_TERMINAL, JobState.REVIEW_REQUI
 
 
 # --- the arithmetic -----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AttemptCapacity:
@@ -58,12 +64,22 @@ class AttemptCapacity:
     concurrency_term: float
 
 
-def attempt_capacity(*, requests_per_minute: float, tokens_per_minute: float, reserved_tokens: float,
-                     concurrency: float, mean_latency_seconds: float) -> AttemptCapacity:
+def attempt_capacity(
+    *,
+    requests_per_minute: float,
+    tokens_per_minute: float,
+    reserved_tokens: float,
+    concurrency: float,
+    mean_latency_seconds: float,
+) -> AttemptCapacity:
     """CAP-3's attempt capacity. On a tie the first of rpm, tpm, concurrency is named."""
-    for name, value in (("requests_per_minute", requests_per_minute), ("tokens_per_minute", tokens_per_minute),
-                        ("reserved_tokens", reserved_tokens), ("concurrency", concurrency),
-                        ("mean_latency_seconds", mean_latency_seconds)):
+    for name, value in (
+        ("requests_per_minute", requests_per_minute),
+        ("tokens_per_minute", tokens_per_minute),
+        ("reserved_tokens", reserved_tokens),
+        ("concurrency", concurrency),
+        ("mean_latency_seconds", mean_latency_seconds),
+    ):
         if not value > 0:
             raise ValueError(f"{name} must be positive, got {value!r}")
     terms = {
@@ -108,6 +124,7 @@ def littles_law_in_flight(*, arrival_rate: float, mean_service_seconds: float) -
 
 # --- what the ledger says ----------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ObservedStats:
     """A pool's recent behaviour from the attempt ledger. A field is None when the window holds
@@ -124,8 +141,9 @@ def policies_of_pool(pool: str) -> list[str]:
     return [name for name, policy in settings.MODEL_POLICIES.items() if policy["provider_pool"] == pool]
 
 
-def observed_stats(pool: str, *, window_seconds: float = OBSERVATION_WINDOW_SECONDS,
-                   sample: int = OBSERVATION_SAMPLE_ATTEMPTS) -> ObservedStats | None:
+def observed_stats(
+    pool: str, *, window_seconds: float = OBSERVATION_WINDOW_SECONDS, sample: int = OBSERVATION_SAMPLE_ATTEMPTS
+) -> ObservedStats | None:
     """Mean latency of the pool's answered attempts and mean attempts per finished job, over
     the last ``window_seconds`` (at most ``sample`` newest attempts); None with no data at all.
 
@@ -135,11 +153,17 @@ def observed_stats(pool: str, *, window_seconds: float = OBSERVATION_WINDOW_SECO
     if not policies:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(SQL["observed_stats"], {
-            "sample": sample, "window": window_seconds, "policies": policies,
-            "unspent": [str(o) for o in _UNSPENT], "finished": [str(s) for s in _FINISHED],
-            "answered": [str(o) for o in _ANSWERED],
-        })
+        cursor.execute(
+            SQL["observed_stats"],
+            {
+                "sample": sample,
+                "window": window_seconds,
+                "policies": policies,
+                "unspent": [str(o) for o in _UNSPENT],
+                "finished": [str(s) for s in _FINISHED],
+                "answered": [str(o) for o in _ANSWERED],
+            },
+        )
         mean_latency_ms, answered, mean_attempts, finished = cursor.fetchone()
     if not answered and not finished:
         return None
@@ -165,6 +189,7 @@ def pool_backlog(pool: str) -> int:
 
 
 # --- the plan ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PlanValue:
@@ -203,8 +228,10 @@ class CapacityPlan:
 
 def make_plan(inputs: PlanInputs) -> CapacityPlan:
     attempts = attempt_capacity(
-        requests_per_minute=inputs.requests_per_minute.value, tokens_per_minute=inputs.tokens_per_minute.value,
-        reserved_tokens=inputs.reserved_tokens.value, concurrency=inputs.concurrency.value,
+        requests_per_minute=inputs.requests_per_minute.value,
+        tokens_per_minute=inputs.tokens_per_minute.value,
+        reserved_tokens=inputs.reserved_tokens.value,
+        concurrency=inputs.concurrency.value,
         mean_latency_seconds=inputs.mean_latency_seconds.value,
     )
     jobs = job_capacity(attempts.per_second, attempts_per_job=inputs.attempts_per_job.value)
@@ -215,7 +242,8 @@ def make_plan(inputs: PlanInputs) -> CapacityPlan:
         with_arrivals = drain_seconds(inputs.backlog.value, jobs_per_second=jobs, arrival_rate=arrival)
         if arrival < jobs:
             in_flight_for_arrivals = littles_law_in_flight(
-                arrival_rate=arrival * inputs.attempts_per_job.value, mean_service_seconds=latency)
+                arrival_rate=arrival * inputs.attempts_per_job.value, mean_service_seconds=latency
+            )
     return CapacityPlan(
         inputs=inputs,
         attempts=attempts,
@@ -270,20 +298,28 @@ def plan_inputs_for_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
     if limits.budget == "kv_tokens" or overrides.kv_cache_tokens is not None:
         kv_tokens = _given(overrides.kv_cache_tokens) or _configured(limits.kv_cache_tokens)
     concurrency = _given(overrides.concurrency) or (
-        PlanValue(kv_cache_concurrency(kv_cache_tokens=kv_tokens.value, reserved_tokens=reserved.value), "configured",
-                  "KV-cache tokens / reserved tokens")
-        if kv_tokens is not None else _configured(limits.max_in_flight)
+        PlanValue(
+            kv_cache_concurrency(kv_cache_tokens=kv_tokens.value, reserved_tokens=reserved.value),
+            "configured",
+            "KV-cache tokens / reserved tokens",
+        )
+        if kv_tokens is not None
+        else _configured(limits.max_in_flight)
     )
     stats = observed_stats(pool)
     window = f"{stats.window_seconds / 60:g} min" if stats else ""
     latency = _given(overrides.mean_latency_seconds)
     if latency is None and stats is not None and stats.mean_latency_seconds is not None:
-        latency = PlanValue(stats.mean_latency_seconds, "observed",
-                            f"{_counted(stats.answered_attempts, 'answered attempt')}, last {window}")
+        latency = PlanValue(
+            stats.mean_latency_seconds,
+            "observed",
+            f"{_counted(stats.answered_attempts, 'answered attempt')}, last {window}",
+        )
     attempts_per_job = _given(overrides.attempts_per_job)
     if attempts_per_job is None and stats is not None and stats.attempts_per_job is not None:
-        attempts_per_job = PlanValue(stats.attempts_per_job, "observed",
-                                     f"{_counted(stats.finished_jobs, 'finished job')}, last {window}")
+        attempts_per_job = PlanValue(
+            stats.attempts_per_job, "observed", f"{_counted(stats.finished_jobs, 'finished job')}, last {window}"
+        )
     return PlanInputs(
         pool=pool,
         configured=True,
@@ -308,18 +344,25 @@ class MissingPlanInput(ValueError):
 def plan_inputs_for_new_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
     """A pool that does not exist yet: its limits must be given; latency, attempts per job and
     the backlog fall back to assumptions."""
-    missing = [flag for flag, value in (
-        ("--rpm", overrides.requests_per_minute), ("--tpm", overrides.tokens_per_minute),
-        ("--reserved-tokens", overrides.reserved_tokens),
-        ("--concurrency or --kv-cache-tokens", overrides.concurrency if overrides.kv_cache_tokens is None else 1),
-    ) if value is None]
+    missing = [
+        flag
+        for flag, value in (
+            ("--rpm", overrides.requests_per_minute),
+            ("--tpm", overrides.tokens_per_minute),
+            ("--reserved-tokens", overrides.reserved_tokens),
+            ("--concurrency or --kv-cache-tokens", overrides.concurrency if overrides.kv_cache_tokens is None else 1),
+        )
+        if value is None
+    ]
     if missing:
         raise MissingPlanInput(missing)
     assert overrides.reserved_tokens is not None
     kv_tokens = _given(overrides.kv_cache_tokens)
     concurrency = _given(overrides.concurrency) or PlanValue(
         kv_cache_concurrency(kv_cache_tokens=overrides.kv_cache_tokens or 0, reserved_tokens=overrides.reserved_tokens),
-        "given", "KV-cache tokens / reserved tokens")
+        "given",
+        "KV-cache tokens / reserved tokens",
+    )
     return PlanInputs(
         pool=pool,
         configured=False,
@@ -337,6 +380,7 @@ def plan_inputs_for_new_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
 
 
 # --- how a person reads it ---------------------------------------------------------------------
+
 
 def format_rate(value: float) -> str:
     return f"{value:,.4f}"

@@ -9,6 +9,7 @@ model of unknown vocabulary — the documented fallback is one token per
 English; German or digit-heavy invoices run a little denser, so the reservation errs high
 only through the max-output term).
 """
+
 from __future__ import annotations
 
 import functools

@@ -1,4 +1,4 @@
-""""Why is my job waiting?" — what a job that is not running waits for, for operators.
+""" "Why is my job waiting?" — what a job that is not running waits for, for operators.
 
 Reasons, in the order they are checked:
 
@@ -19,6 +19,7 @@ deadline; the scheduler fails it on its next sweep).
 Reads one job's own rows by index and one limiter snapshot: cheap enough for a status request.
 Times come from the database and from Redis, never the web process's clock.
 """
+
 from __future__ import annotations
 
 import re
@@ -73,8 +74,7 @@ def explain_wait(job: ExtractionJob) -> WaitExplanation | None:
             return _waiting_for_retry(job)
         if last_event is not None and last_event.reason == AttemptOutcome.CAPACITY_DEFERRED:
             return _deferred_for_capacity(job, last_event)
-        return _explained("scheduled", job.available_at,
-                          {"reason": last_event.reason if last_event else ""})
+        return _explained("scheduled", job.available_at, {"reason": last_event.reason if last_event else ""})
     pool = _pool_of(job)
     if pool is not None:
         blocked = _pool_blocks_now(job, pool, now)
@@ -86,7 +86,11 @@ def explain_wait(job: ExtractionJob) -> WaitExplanation | None:
         return _explained("tenant_in_flight_cap", None, {"running": running, "max_in_flight": cap})
     eligible_since = max(job.available_at, last_event.created_at) if last_event else job.available_at
     eligible_for = (now - eligible_since).total_seconds()
-    detail = {"pool": pool, "eligible_since": eligible_since.isoformat(), "eligible_for_seconds": round(eligible_for, 3)}
+    detail = {
+        "pool": pool,
+        "eligible_since": eligible_since.isoformat(),
+        "eligible_for_seconds": round(eligible_for, 3),
+    }
     if eligible_for > NO_WORKER_GRACE_SECONDS:
         return _explained("no_worker", None, detail)
     return _explained("next_claim", None, detail)
@@ -116,29 +120,39 @@ def _waiting_for_ingress(job: ExtractionJob) -> WaitExplanation:
         return _explained("ingress", None, detail)
     # Published but not taken in: recover_lost_ingress makes it READY by this time at the latest.
     until = event.published_at + timedelta(seconds=settings.INGRESS_RECOVERY_SECONDS)
-    return _explained("ingress", until, {"requested_event": "published", "published_at": event.published_at.isoformat()})
+    return _explained(
+        "ingress", until, {"requested_event": "published", "published_at": event.published_at.isoformat()}
+    )
 
 
 def _waiting_for_retry(job: ExtractionJob) -> WaitExplanation:
     last = Attempt.objects.filter(job_id=job.pk).order_by("-fence").first()
-    return _explained("retry_backoff", job.available_at, {
-        "attempt": job.attempt,
-        "max_attempts": job.max_attempts,
-        "last_outcome": last.outcome if last else None,
-        "error_class": job.error_class or None,
-    })
+    return _explained(
+        "retry_backoff",
+        job.available_at,
+        {
+            "attempt": job.attempt,
+            "max_attempts": job.max_attempts,
+            "last_outcome": last.outcome if last else None,
+            "error_class": job.error_class or None,
+        },
+    )
 
 
 def _deferred_for_capacity(job: ExtractionJob, event: JobEvent) -> WaitExplanation:
     match = _DEFERRAL_DETAIL.match(str((event.detail or {}).get("detail", "")))
     pool = match["pool"] if match else _pool_of(job)
     dimension = match["dimension"] if match else "unknown"
-    return _explained("capacity", job.available_at, {
-        "pool": pool,
-        "dimension": dimension,
-        "deferred_at": event.created_at.isoformat(),
-        "live": _live_usage(pool) if pool else None,
-    })
+    return _explained(
+        "capacity",
+        job.available_at,
+        {
+            "pool": pool,
+            "dimension": dimension,
+            "deferred_at": event.created_at.isoformat(),
+            "live": _live_usage(pool) if pool else None,
+        },
+    )
 
 
 def _pool_blocks_now(job: ExtractionJob, pool: str, now: datetime) -> WaitExplanation | None:

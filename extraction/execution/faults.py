@@ -4,6 +4,7 @@
 with SIGKILL when it reaches one of those points — the real signal, so nothing in the process
 gets to clean up. Empty (the default) outside the fault tests.
 """
+
 from __future__ import annotations
 
 import logging

@@ -13,6 +13,7 @@ what the move records: the ``state_version`` bump and its ``job_events`` row, th
 the tenant's admission budget given back when it leaves the pending states, and its outbox
 event. Time is always the database's ``now()``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,8 +47,6 @@ SQL = load_statements(Path(__file__).with_suffix(".sql"))
 # tenants by weighted share (EXE-1, BP-4); "fifo" is plain order of availability, the baseline
 # the capacity benchmark measures the fair claim against.
 CLAIM_STATEMENTS: Mapping[str, str] = {"fair": SQL["claim_fair"], "fifo": SQL["claim_fifo"]}
-# The fair claim under the name tests/extraction/capacity/test_fair_claim.py imports it by.
-_CLAIM_SQL = CLAIM_STATEMENTS["fair"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +88,7 @@ class AttemptReport:
 
 # --- the one primitive ------------------------------------------------------------------------
 
+
 class Moved(NamedTuple):
     """A transition that won: the job's tenant, its new ``state_version`` and its fence."""
 
@@ -97,8 +97,9 @@ class Moved(NamedTuple):
     fence: int
 
 
-def _transition(cursor, statement: str, job_id: uuid.UUID, *, reason: str, detail: dict[str, Any] | None = None,
-                **params: Any) -> Moved | None:
+def _transition(
+    cursor, statement: str, job_id: uuid.UUID, *, reason: str, detail: dict[str, Any] | None = None, **params: Any
+) -> Moved | None:
     """Run one transition statement of ``lifecycle.sql``; None if it lost (0 rows).
 
     The statement moves the job under its guard and, only if it did, appends the job event
@@ -116,10 +117,15 @@ def _price_micros(model_policy: str) -> int:
 
 def _attempt_params(report: AttemptReport) -> dict[str, Any]:
     return {
-        "outcome": report.outcome, "provider": report.provider, "model": report.model[:128],
-        "request_id": report.provider_request_id[:128], "input_tokens": report.input_tokens,
-        "output_tokens": report.output_tokens, "latency_ms": report.latency_ms,
-        "http_status": report.http_status, "retry_after": report.retry_after_seconds,
+        "outcome": report.outcome,
+        "provider": report.provider,
+        "model": report.model[:128],
+        "request_id": report.provider_request_id[:128],
+        "input_tokens": report.input_tokens,
+        "output_tokens": report.output_tokens,
+        "latency_ms": report.latency_ms,
+        "http_status": report.http_status,
+        "retry_after": report.retry_after_seconds,
         "error": report.error_detail[:2000],
     }
 
@@ -129,6 +135,7 @@ def _end_attempt(cursor, job_id: uuid.UUID, fence: int, report: AttemptReport) -
 
 
 # --- ingress (BRK-2, BRK-3) ------------------------------------------------------------------
+
 
 def payload_digest(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -147,8 +154,9 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
     digest = payload_digest(payload)
     job_id = uuid.UUID(str(payload["job_id"]))
     with prepared_cursor() as cursor:
-        cursor.execute(SQL["take_in_requested_event"], {"event": event_id, "digest": digest, "job": job_id},
-                       prepare=True)
+        cursor.execute(
+            SQL["take_in_requested_event"], {"event": event_id, "digest": digest, "job": job_id}, prepare=True
+        )
         taken_in = cursor.fetchone()
         if taken_in is not None:
             return "taken_in" if taken_in[0] else "already_taken_in"
@@ -159,14 +167,24 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
             return "unknown_job"
         if stored[0] == digest:
             return "duplicate"
-        cursor.execute(SQL["quarantine_message"], {"event": event_id, "job": job_id, "stored_digest": stored[0],
-                                                   "received_digest": digest, "payload": json.dumps(payload)})
-        logger.error("inbox digest mismatch: message quarantined",
-                     extra={"event_id": str(event_id), "job_id": str(job_id)})
+        cursor.execute(
+            SQL["quarantine_message"],
+            {
+                "event": event_id,
+                "job": job_id,
+                "stored_digest": stored[0],
+                "received_digest": digest,
+                "payload": json.dumps(payload),
+            },
+        )
+        logger.error(
+            "inbox digest mismatch: message quarantined", extra={"event_id": str(event_id), "job_id": str(job_id)}
+        )
         return "quarantined"
 
 
 # --- execution (EXE-1..3) --------------------------------------------------------------------
+
 
 def _claim_strategy() -> str:
     strategy = getattr(settings, "CLAIM_STRATEGY", "fair")
@@ -175,8 +193,9 @@ def _claim_strategy() -> str:
     return strategy
 
 
-def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
-                   lease_seconds: float | None = None) -> Claim | None:
+def claim_next_job(
+    *, worker_id: str, policies: Sequence[str] | None = None, lease_seconds: float | None = None
+) -> Claim | None:
     """EXE-1: take the next runnable job, chosen fairly (``claim_fair`` in lifecycle.sql), or None.
 
     ``policies`` limits the claim to jobs whose model policy's pool has capacity right now,
@@ -185,22 +204,47 @@ def claim_next_job(*, worker_id: str, policies: Sequence[str] | None = None,
     """
     lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
     params = {
-        "worker": worker_id, "lease": float(lease), "policies": list(policies or settings.MODEL_POLICIES),
-        "boost": float(settings.INTERACTIVE_PRIORITY_BOOST_SECONDS), "per_tenant": 4, "window": 64,
+        "worker": worker_id,
+        "lease": float(lease),
+        "policies": list(policies or settings.MODEL_POLICIES),
+        "boost": float(settings.INTERACTIVE_PRIORITY_BOOST_SECONDS),
+        "per_tenant": 4,
+        "window": 64,
     }
     with prepared_cursor() as cursor:
         cursor.execute(CLAIM_STATEMENTS[_claim_strategy()], params, prepare=True)
         row = cursor.fetchone()
     if row is None:
         return None
-    (job_id, tenant_id, document_id, schema, model_policy, options, attempt, max_attempts, fence,
-     deadline_epoch, more_eligible) = row
+    (
+        job_id,
+        tenant_id,
+        document_id,
+        schema,
+        model_policy,
+        options,
+        attempt,
+        max_attempts,
+        fence,
+        deadline_epoch,
+        more_eligible,
+    ) = row
     if isinstance(options, str):
         options = json.loads(options)
-    return Claim(job_id=job_id, tenant_id=tenant_id, document_id=document_id, schema=schema,
-                 model_policy=model_policy, options=options, attempt=attempt, max_attempts=max_attempts,
-                 fence=fence, deadline_at=datetime.fromtimestamp(deadline_epoch, tz=UTC),
-                 worker_id=worker_id, more_eligible=more_eligible)
+    return Claim(
+        job_id=job_id,
+        tenant_id=tenant_id,
+        document_id=document_id,
+        schema=schema,
+        model_policy=model_policy,
+        options=options,
+        attempt=attempt,
+        max_attempts=max_attempts,
+        fence=fence,
+        deadline_at=datetime.fromtimestamp(deadline_epoch, tz=UTC),
+        worker_id=worker_id,
+        more_eligible=more_eligible,
+    )
 
 
 def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None) -> set[uuid.UUID]:
@@ -214,8 +258,10 @@ def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None
         return set()
     lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
     with connection.cursor() as cursor:
-        cursor.execute(SQL["extend_leases"], {"lease": lease, "ids": [c.job_id for c in claims],
-                                              "fences": [c.fence for c in claims]})
+        cursor.execute(
+            SQL["extend_leases"],
+            {"lease": lease, "ids": [c.job_id for c in claims], "fences": [c.fence for c in claims]},
+        )
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -232,12 +278,19 @@ def complete_job(
     lease. False = stale completion: discarded, and recorded in the attempt ledger."""
     to_state = (JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED).value
     params = {
-        "job": claim.job_id, "fence": claim.fence, "attempt": claim.attempt, "to": to_state,
+        "job": claim.job_id,
+        "fence": claim.fence,
+        "attempt": claim.attempt,
+        "to": to_state,
         "reason": "review_required" if review_required else "succeeded",
         "detail": json.dumps({"attempt": claim.attempt, "fence": claim.fence, "policy_version": policy_version}),
-        **_attempt_params(report), "output": json.dumps(output), "validation": json.dumps(validation),
-        "policy_version": policy_version, "price": _price_micros(claim.model_policy),
-        "event_id": uuid.uuid4(), "event_type": REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT,
+        **_attempt_params(report),
+        "output": json.dumps(output),
+        "validation": json.dumps(validation),
+        "policy_version": policy_version,
+        "price": _price_micros(claim.model_policy),
+        "event_id": uuid.uuid4(),
+        "event_type": REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT,
     }
     with prepared_cursor() as cursor:
         cursor.execute(SQL["complete_job"], params, prepare=True)
@@ -248,8 +301,7 @@ def complete_job(
     return True
 
 
-def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_seconds: float,
-                  error_class: str) -> str:
+def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_seconds: float, error_class: str) -> str:
     """RTY-2: persist the attempt's outcome under the current fence, in one transaction:
     RETRY_SCHEDULED with the next ``available_at`` — unless the next whole attempt (plus the
     commit margin) would end past the deadline, judged by the database clock — else
@@ -257,10 +309,16 @@ def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_sec
     with transaction.atomic(), connection.cursor() as cursor:
         if retry:
             moved = _transition(
-                cursor, SQL["schedule_retry"], claim.job_id, reason=report.outcome,
+                cursor,
+                SQL["schedule_retry"],
+                claim.job_id,
+                reason=report.outcome,
                 detail={"attempt": claim.attempt, "delay_seconds": round(delay_seconds, 3)},
-                fence=claim.fence, error_class=error_class, error_detail=report.error_detail[:2000],
-                delay=delay_seconds, budget=settings.ATTEMPT_TIMEOUT_SECONDS + settings.COMMIT_MARGIN_SECONDS,
+                fence=claim.fence,
+                error_class=error_class,
+                error_detail=report.error_detail[:2000],
+                delay=delay_seconds,
+                budget=settings.ATTEMPT_TIMEOUT_SECONDS + settings.COMMIT_MARGIN_SECONDS,
             )
             if moved is not None:
                 _end_attempt(cursor, claim.job_id, claim.fence, report)
@@ -272,13 +330,26 @@ def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_sec
 def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str) -> str:
     _end_attempt(cursor, claim.job_id, claim.fence, report)  # first: the spend counts this attempt
     moved = _transition(
-        cursor, SQL["fail_running"], claim.job_id, reason=error_class, detail={"attempt": claim.attempt},
-        fence=claim.fence, error_class=error_class, error_detail=report.error_detail[:2000], attempt=claim.attempt,
-        price=_price_micros(claim.model_policy), event_id=uuid.uuid4(), event_type=DEAD_LETTERED_EVENT,
+        cursor,
+        SQL["fail_running"],
+        claim.job_id,
+        reason=error_class,
+        detail={"attempt": claim.attempt},
+        fence=claim.fence,
+        error_class=error_class,
+        error_detail=report.error_detail[:2000],
+        attempt=claim.attempt,
+        price=_price_micros(claim.model_policy),
+        event_id=uuid.uuid4(),
+        event_type=DEAD_LETTERED_EVENT,
     )
     if moved is None:
-        _end_attempt(cursor, claim.job_id, claim.fence, AttemptReport(
-            **{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}))
+        _end_attempt(
+            cursor,
+            claim.job_id,
+            claim.fence,
+            AttemptReport(**{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}),
+        )
         return "stale"
     return "failed"
 
@@ -295,9 +366,13 @@ def hand_back(claim: Claim, *, available_in_seconds: float, outcome: str, detail
     the model call): READY again, the attempt counter restored, the fence kept as is."""
     with transaction.atomic(), connection.cursor() as cursor:
         moved = _transition(
-            cursor, SQL["hand_back"], claim.job_id, reason=outcome,
+            cursor,
+            SQL["hand_back"],
+            claim.job_id,
+            reason=outcome,
             detail={"available_in_seconds": round(available_in_seconds, 3), "detail": detail[:200]},
-            fence=claim.fence, delay=available_in_seconds,
+            fence=claim.fence,
+            delay=available_in_seconds,
         )
         if moved is None:
             return False
@@ -306,6 +381,7 @@ def hand_back(claim: Claim, *, available_in_seconds: float, outcome: str, detail
 
 
 # --- human review (VAL-2) ------------------------------------------------------------------------
+
 
 def decide_review(
     *,
@@ -327,28 +403,46 @@ def decide_review(
     """
     with transaction.atomic(), connection.cursor() as cursor:
         moved = _transition(
-            cursor, SQL["approve_review"] if approve else SQL["reject_review"], job_id,
-            reason="review_approved" if approve else "review_rejected", detail={"reviewer_id": reviewer_id},
-            seen=seen_state_version, comment=comment[:2000], event_id=uuid.uuid4(),
+            cursor,
+            SQL["approve_review"] if approve else SQL["reject_review"],
+            job_id,
+            reason="review_approved" if approve else "review_rejected",
+            detail={"reviewer_id": reviewer_id},
+            seen=seen_state_version,
+            comment=comment[:2000],
+            event_id=uuid.uuid4(),
             event_type=COMPLETED_EVENT if approve else DEAD_LETTERED_EVENT,
         )
         if moved is None:
             return False
-        cursor.execute(SQL["record_review_decision"], {
-            "job_id": job_id, "reviewer_id": reviewer_id, "decision": "approved" if approve else "rejected",
-            "seen": seen_state_version, "before": json.dumps(before),
-            "after": json.dumps(after) if after is not None else None, "validation": json.dumps(validation),
-            "comment": comment,
-        })
+        cursor.execute(
+            SQL["record_review_decision"],
+            {
+                "job_id": job_id,
+                "reviewer_id": reviewer_id,
+                "decision": "approved" if approve else "rejected",
+                "seen": seen_state_version,
+                "before": json.dumps(before),
+                "after": json.dumps(after) if after is not None else None,
+                "validation": json.dumps(validation),
+                "comment": comment,
+            },
+        )
         if approve:
-            cursor.execute(SQL["store_approved_output"], {
-                "job_id": job_id, "output": json.dumps(after if after is not None else before),
-                "validation": json.dumps(validation), "policy_version": validation.get("policy_version"),
-            })
+            cursor.execute(
+                SQL["store_approved_output"],
+                {
+                    "job_id": job_id,
+                    "output": json.dumps(after if after is not None else before),
+                    "validation": json.dumps(validation),
+                    "policy_version": validation.get("policy_version"),
+                },
+            )
     return True
 
 
 # --- the durable scheduler's sweeps (EXE-5, BRK-4) ---------------------------------------------
+
 
 def reap_expired_leases(*, limit: int = 200) -> int:
     """EXE-5: expired RUNNING jobs go to RETRY_SCHEDULED with fence+1 and the next attempt
@@ -358,26 +452,44 @@ def reap_expired_leases(*, limit: int = 200) -> int:
 
     reaped = 0
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SQL["expired_leases"], {
-            "budget": settings.ATTEMPT_TIMEOUT_SECONDS + settings.COMMIT_MARGIN_SECONDS, "limit": limit})
+        cursor.execute(
+            SQL["expired_leases"],
+            {"budget": settings.ATTEMPT_TIMEOUT_SECONDS + settings.COMMIT_MARGIN_SECONDS, "limit": limit},
+        )
         for job_id, fence, attempt, max_attempts, model_policy, no_time_left in cursor.fetchall():
             report = AttemptReport(outcome=AttemptOutcome.LEASE_LOST, error_detail="lease expired; reaped")
             detail = {"attempt": attempt, "reaped_fence": fence}
             if attempt >= max_attempts or no_time_left:
                 error_class = "deadline_exceeded" if no_time_left else "retries_exhausted"
                 moved = _transition(
-                    cursor, SQL["reap_failed"], job_id, reason=error_class, detail=detail, fence=fence,
-                    error_class=error_class, attempt=attempt, price=_price_micros(model_policy),
-                    event_id=uuid.uuid4(), event_type=DEAD_LETTERED_EVENT,
+                    cursor,
+                    SQL["reap_failed"],
+                    job_id,
+                    reason=error_class,
+                    detail=detail,
+                    fence=fence,
+                    error_class=error_class,
+                    attempt=attempt,
+                    price=_price_micros(model_policy),
+                    event_id=uuid.uuid4(),
+                    event_type=DEAD_LETTERED_EVENT,
                 )
             else:
-                moved = _transition(cursor, SQL["reap_for_retry"], job_id, reason="lease_expired", detail=detail,
-                                    fence=fence, delay=backoff_seconds(attempt))
+                moved = _transition(
+                    cursor,
+                    SQL["reap_for_retry"],
+                    job_id,
+                    reason="lease_expired",
+                    detail=detail,
+                    fence=fence,
+                    delay=backoff_seconds(attempt),
+                )
             if moved is not None:
                 _end_attempt(cursor, job_id, fence, report)
                 reaped += 1
-                logger.warning("lease expired: job reaped",
-                               extra={"job_id": str(job_id), "attempt": attempt, "fence": fence})
+                logger.warning(
+                    "lease expired: job reaped", extra={"job_id": str(job_id), "attempt": attempt, "fence": fence}
+                )
     return reaped
 
 
@@ -389,8 +501,14 @@ def expire_deadlines(*, limit: int = 500) -> int:
         cursor.execute(SQL["expired_waiting_jobs"], {"limit": limit})
         for job_id, state, attempt, model_policy in cursor.fetchall():
             moved = _transition(
-                cursor, SQL["expire_deadline"], job_id, reason="deadline_exceeded", from_state=state,
-                attempt=attempt, price=_price_micros(model_policy), event_id=uuid.uuid4(),
+                cursor,
+                SQL["expire_deadline"],
+                job_id,
+                reason="deadline_exceeded",
+                from_state=state,
+                attempt=attempt,
+                price=_price_micros(model_policy),
+                event_id=uuid.uuid4(),
                 event_type=DEAD_LETTERED_EVENT,
             )
             if moved is not None:
@@ -404,9 +522,10 @@ def recover_lost_ingress(*, limit: int = 500) -> int:
     a late message; the guarded ACCEPTED → READY makes the late one a no-op."""
     recovered = 0
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SQL["lost_ingress_jobs"], {"requested_event": REQUESTED_EVENT,
-                                                  "recovery_seconds": settings.INGRESS_RECOVERY_SECONDS,
-                                                  "limit": limit})
+        cursor.execute(
+            SQL["lost_ingress_jobs"],
+            {"requested_event": REQUESTED_EVENT, "recovery_seconds": settings.INGRESS_RECOVERY_SECONDS, "limit": limit},
+        )
         for (job_id,) in cursor.fetchall():
             if _transition(cursor, SQL["recover_ingress"], job_id, reason="ingress_recovered") is not None:
                 recovered += 1

@@ -1,5 +1,6 @@
 """The job backlog as ``/metrics`` reports it (config.metrics calls ``collect``): counted in
 PostgreSQL, the authority, since a broker queue of depth 0 says nothing about waiting jobs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,16 +20,25 @@ def collect(cursor: CursorWrapper) -> list[Metric]:
     cursor.execute(SQL["oldest_eligible_age"])
     oldest = cursor.fetchone()[0]
     return [
-        Metric("extraction_jobs", "Jobs by state. Pending states are exact up to "
-               f"{exact_count_cap():,}; terminal states in a large table are the planner's estimate.",
-               [Sample(count, (("state", state),)) for state, count in by_state.items()]),
-        Metric("extraction_runnable_jobs", "Durable runnable backlog: READY + RETRY_SCHEDULED jobs.",
-               [Sample(by_state[JobState.READY] + by_state[JobState.RETRY_SCHEDULED])]),
-        Metric("extraction_eligible_jobs", "Runnable jobs whose available_at has come (claimable now).",
-               [Sample(eligible)]),
-        Metric("extraction_oldest_eligible_job_age_seconds",
-               "How long the oldest claimable job has been eligible (since its available_at); 0 when none.",
-               [Sample(max(0.0, float(oldest)) if oldest is not None else 0.0)]),
+        Metric(
+            "extraction_jobs",
+            "Jobs by state. Pending states are exact up to "
+            f"{exact_count_cap():,}; terminal states in a large table are the planner's estimate.",
+            [Sample(count, (("state", state),)) for state, count in by_state.items()],
+        ),
+        Metric(
+            "extraction_runnable_jobs",
+            "Durable runnable backlog: READY + RETRY_SCHEDULED jobs.",
+            [Sample(by_state[JobState.READY] + by_state[JobState.RETRY_SCHEDULED])],
+        ),
+        Metric(
+            "extraction_eligible_jobs", "Runnable jobs whose available_at has come (claimable now).", [Sample(eligible)]
+        ),
+        Metric(
+            "extraction_oldest_eligible_job_age_seconds",
+            "How long the oldest claimable job has been eligible (since its available_at); 0 when none.",
+            [Sample(max(0.0, float(oldest)) if oldest is not None else 0.0)],
+        ),
     ]
 
 
@@ -45,6 +55,7 @@ def jobs_by_state(cursor: CursorWrapper) -> dict[str, float]:
         return counts
     for state in JobState.values:
         sql, params = SQL["jobs_in_state"], [state]
-        counts[state] = (bounded_count(cursor, sql, params) if state in PENDING_STATES
-                         else float(planner_rows(cursor, sql, params)))
+        counts[state] = (
+            bounded_count(cursor, sql, params) if state in PENDING_STATES else float(planner_rows(cursor, sql, params))
+        )
     return counts

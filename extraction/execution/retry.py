@@ -1,4 +1,5 @@
 """Retry policy (RTY-1..3): one retry layer, full jitter, Retry-After honoured, deadline-aware."""
+
 from __future__ import annotations
 
 import random

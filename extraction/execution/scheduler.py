@@ -3,13 +3,14 @@
 Every sweep is a guarded, idempotent update, so two schedulers running at once only
 duplicate wake-ups (which are hints), never a transition.
 """
+
 from __future__ import annotations
 
 import functools
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from django.conf import settings
 from django.utils.module_loading import import_string

@@ -7,6 +7,7 @@ the process's small pool and give it back before the model call, so 300 calls in
 need a handful of connections, not 300. One heartbeat thread per process extends every
 in-flight lease with a single UPDATE.
 """
+
 from __future__ import annotations
 
 import logging
@@ -17,25 +18,27 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
-from extraction.execution import lifecycle, retry
 from extraction.capacity import limiter
+from extraction.capacity.tokens import reservation
+from extraction.execution import lifecycle, retry
 from extraction.execution.faults import fault_point
 from extraction.execution.lifecycle import AttemptReport, Claim
-from extraction.models import AttemptOutcome, Document, DocumentText as DocumentTextRow
+from extraction.intake.text import DocumentText
+from extraction.models import AttemptOutcome, Document
+from extraction.models import DocumentText as DocumentTextRow
 from extraction.providers import provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
-from extraction.intake.text import DocumentText
-from extraction.capacity.tokens import reservation
 from extraction.validation.policy import validate_extraction
 
 logger = logging.getLogger("extraction.worker")
+
 
 @contextmanager
 def db_step() -> Iterator[None]:
@@ -112,8 +115,10 @@ class WorkerRuntime:
             self._lost |= lost
         if lost:
             for job_id in lost:
-                logger.warning("lease lost: the attempt's result will be discarded",
-                               extra={"job_id": str(job_id), "worker_id": self.worker_id})
+                logger.warning(
+                    "lease lost: the attempt's result will be discarded",
+                    extra={"job_id": str(job_id), "worker_id": self.worker_id},
+                )
         return lost
 
     def _beat_forever(self) -> None:
@@ -121,7 +126,7 @@ class WorkerRuntime:
             time.sleep(settings.HEARTBEAT_SECONDS)
             try:
                 self.beat_once()
-            except Exception:  # noqa: BLE001 - a failed beat is retried; the lease has margin
+            except Exception:  # a failed beat is retried; the lease has margin
                 logger.exception("heartbeat failed")
 
 
@@ -165,7 +170,7 @@ def load_document_text(document_id: uuid.UUID, *, ocr_language: str) -> Document
 
 
 def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
-    from extraction.intake.text import extract_document_text, embedded_invoice_xml  # heavy imports (OCR, PDF)
+    from extraction.intake.text import embedded_invoice_xml, extract_document_text  # heavy imports (OCR, PDF)
 
     with db_step():
         row = DocumentTextRow.objects.filter(document_id=document_id).first()
@@ -178,25 +183,48 @@ def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> Docum
     xml = embedded_invoice_xml(data) if document.content_type == "application/pdf" else None
     with db_step(), transaction.atomic():
         DocumentTextRow.objects.bulk_create(
-            [DocumentTextRow(document_id=document_id, pages=list(text.pages), source=text.source,
-                             embedded_xml_name=xml[0] if xml else "")],
+            [
+                DocumentTextRow(
+                    document_id=document_id,
+                    pages=list(text.pages),
+                    source=text.source,
+                    embedded_xml_name=xml[0] if xml else "",
+                )
+            ],
             ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
         )
         row = DocumentTextRow.objects.get(document_id=document_id)
     return DocumentText(pages=tuple(row.pages), source=row.source)
 
 
-def _report(outcome: str, response: ProviderResponse | None = None, error: ProviderError | None = None,
-            provider: str = "", detail: str = "") -> AttemptReport:
+def _report(
+    outcome: str,
+    response: ProviderResponse | None = None,
+    error: ProviderError | None = None,
+    provider: str = "",
+    detail: str = "",
+) -> AttemptReport:
     if response is not None:
-        return AttemptReport(outcome=outcome, provider=provider, model=response.model,
-                             provider_request_id=response.provider_request_id, input_tokens=response.input_tokens,
-                             output_tokens=response.output_tokens, latency_ms=response.latency_ms,
-                             http_status=response.http_status, error_detail=detail)
+        return AttemptReport(
+            outcome=outcome,
+            provider=provider,
+            model=response.model,
+            provider_request_id=response.provider_request_id,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+            latency_ms=response.latency_ms,
+            http_status=response.http_status,
+            error_detail=detail,
+        )
     if error is not None:
-        return AttemptReport(outcome=outcome, provider=provider, provider_request_id=error.provider_request_id,
-                             http_status=error.http_status, retry_after_seconds=error.retry_after_seconds,
-                             error_detail=detail or str(error))
+        return AttemptReport(
+            outcome=outcome,
+            provider=provider,
+            provider_request_id=error.provider_request_id,
+            http_status=error.http_status,
+            retry_after_seconds=error.retry_after_seconds,
+            error_detail=detail or str(error),
+        )
     return AttemptReport(outcome=outcome, provider=provider, error_detail=detail)
 
 
@@ -212,8 +240,8 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
     6. Complete under fence + live lease (result, verdict, state, outbox event in one transaction):
        SUCCEEDED, or REVIEW_REQUIRED when a blocking check failed.
     """
-    from extraction.validation.schema import SchemaError, SchemaValidationError, parse_invoice_v1
     from extraction.intake.text import UnreadableDocument
+    from extraction.validation.schema import SchemaError, SchemaValidationError, parse_invoice_v1
 
     log = claim.log_extra()
     rt.track(claim)
@@ -223,8 +251,12 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         except UnreadableDocument as exc:
             with db_step():
                 return lifecycle.retry_or_fail(
-                    claim, report=_report(AttemptOutcome.UNREADABLE_DOCUMENT, detail=str(exc)),
-                    retry=False, delay_seconds=0, error_class="unreadable_document")
+                    claim,
+                    report=_report(AttemptOutcome.UNREADABLE_DOCUMENT, detail=str(exc)),
+                    retry=False,
+                    delay_seconds=0,
+                    error_class="unreadable_document",
+                )
 
         binding = provider_for_policy(claim.model_policy)
         provider = binding.provider
@@ -235,15 +267,25 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             # BP-3/RTY-2: no attempt burnt, no connection or delivery held while waiting.
             wait = granted.retry_after_seconds + random.uniform(0, settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS)
             with db_step():
-                lifecycle.hand_back(claim, available_in_seconds=wait, outcome=AttemptOutcome.CAPACITY_DEFERRED,
-                                    detail=f"pool {binding.pool}: {granted.reason}")
-            logger.info("waiting for capacity", extra={**log, "pool": binding.pool, "waits_for": granted.reason,
-                                                         "retry_in_seconds": round(wait, 3)})
+                lifecycle.hand_back(
+                    claim,
+                    available_in_seconds=wait,
+                    outcome=AttemptOutcome.CAPACITY_DEFERRED,
+                    detail=f"pool {binding.pool}: {granted.reason}",
+                )
+            logger.info(
+                "waiting for capacity",
+                extra={**log, "pool": binding.pool, "waits_for": granted.reason, "retry_in_seconds": round(wait, 3)},
+            )
             return "deferred"
         remaining = (claim.deadline_at.timestamp() - time.time()) - settings.COMMIT_MARGIN_SECONDS
         request = ProviderRequest(
-            job_id=str(claim.job_id), attempt=claim.attempt, document=document, schema=claim.schema,
-            model=binding.model, max_output_tokens=binding.max_output_tokens,
+            job_id=str(claim.job_id),
+            attempt=claim.attempt,
+            document=document,
+            schema=claim.schema,
+            model=binding.model,
+            max_output_tokens=binding.max_output_tokens,
             timeout_seconds=max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining)),
         )
         try:
@@ -251,8 +293,9 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         except ProviderError as exc:
             limiter.release(granted, actual_tokens=_billed_tokens(exc))
             if exc.kind == ErrorKind.RATE_LIMITED:
-                limiter.start_cooldown(binding.pool, seconds=exc.retry_after_seconds
-                                       or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS)
+                limiter.start_cooldown(
+                    binding.pool, seconds=exc.retry_after_seconds or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS
+                )
             return _after_provider_error(claim, exc, provider.name)
         except BaseException:
             limiter.release(granted, actual_tokens=None)  # unknown: keep the reservation
@@ -265,16 +308,25 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             # the paid call is recorded as such (EXE-6: fencing cannot undo it).
             with db_step():
                 lifecycle.record_discarded_attempt(
-                    claim, _report(AttemptOutcome.STALE_COMPLETION, response, provider=provider.name,
-                                   detail="lease lost during the model call"))
+                    claim,
+                    _report(
+                        AttemptOutcome.STALE_COMPLETION,
+                        response,
+                        provider=provider.name,
+                        detail="lease lost during the model call",
+                    ),
+                )
             return "stale"
 
         try:
             invoice = parse_invoice_v1(response.output_text)
         except (SchemaError, SchemaValidationError) as exc:
-            error = ProviderError(ErrorKind.INVALID_OUTPUT, f"{type(exc).__name__}: {exc}"[:1000],
-                                  http_status=response.http_status,
-                                  provider_request_id=response.provider_request_id)
+            error = ProviderError(
+                ErrorKind.INVALID_OUTPUT,
+                f"{type(exc).__name__}: {exc}"[:1000],
+                http_status=response.http_status,
+                provider_request_id=response.provider_request_id,
+            )
             return _after_provider_error(claim, error, provider.name, response=response)
 
         with db_step():
@@ -284,14 +336,21 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             # between them, holding no lock.
             verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
             completed = lifecycle.complete_job(
-                claim, review_required=verdict.review_required,
+                claim,
+                review_required=verdict.review_required,
                 output=invoice.model_dump(mode="json", by_alias=True),
-                validation=verdict.as_dict(), policy_version=verdict.policy_version,
-                report=_report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED,
-                               response, provider=provider.name),
+                validation=verdict.as_dict(),
+                policy_version=verdict.policy_version,
+                report=_report(
+                    AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED,
+                    response,
+                    provider=provider.name,
+                ),
             )
-        logger.info("attempt completed" if completed else "stale completion discarded",
-                    extra={**log, "review_required": verdict.review_required, "reasons": verdict.reasons})
+        logger.info(
+            "attempt completed" if completed else "stale completion discarded",
+            extra={**log, "review_required": verdict.review_required, "reasons": verdict.reasons},
+        )
         return "completed" if completed else "stale"
     finally:
         rt.untrack(claim)
@@ -311,10 +370,12 @@ def _used_tokens(response: ProviderResponse) -> int | None:
     return (response.input_tokens or 0) + (response.output_tokens or 0)
 
 
-def _after_provider_error(claim: Claim, error: ProviderError, provider: str,
-                          response: ProviderResponse | None = None) -> str:
-    decision = retry.decide(error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts,
-                            retry_after=error.retry_after_seconds)
+def _after_provider_error(
+    claim: Claim, error: ProviderError, provider: str, response: ProviderResponse | None = None
+) -> str:
+    decision = retry.decide(
+        error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts, retry_after=error.retry_after_seconds
+    )
     outcome = retry.OUTCOME_OF_ERROR[error.kind]
     if error.kind == ErrorKind.TIMEOUT and error.request_sent:
         outcome = AttemptOutcome.UNCERTAIN  # sent, unanswered: it may have run and been billed
@@ -325,15 +386,26 @@ def _after_provider_error(claim: Claim, error: ProviderError, provider: str,
     with db_step():
         # The job's error class is the last failure's class; the detail says why it stopped.
         result = lifecycle.retry_or_fail(
-            claim, report=report, retry=decision.retry, delay_seconds=decision.delay_seconds, error_class=outcome,
+            claim,
+            report=report,
+            retry=decision.retry,
+            delay_seconds=decision.delay_seconds,
+            error_class=outcome,
         )
-    logger.info("attempt failed", extra={**claim.log_extra(), "outcome": outcome, "decision": result,
-                                          "http_status": error.http_status})
+    logger.info(
+        "attempt failed",
+        extra={**claim.log_extra(), "outcome": outcome, "decision": result, "http_status": error.http_status},
+    )
     return result
 
 
-def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = None, max_jobs: int | None = None,
-             woken_for: str | None = None) -> int:
+def run_slot(
+    rt: WorkerRuntime | None = None,
+    *,
+    max_seconds: float | None = None,
+    max_jobs: int | None = None,
+    woken_for: str | None = None,
+) -> int:
     """One worker slot: claim and run jobs while the last claim saw another eligible job (or
     until a bound is reached).
 
@@ -377,7 +449,7 @@ def run_slot(rt: WorkerRuntime | None = None, *, max_seconds: float | None = Non
         ran += 1
         try:
             outcome = execute_attempt(claim, rt)
-        except Exception:  # noqa: BLE001 - a bug in one attempt must not kill the slot
+        except Exception:  # a bug in one attempt must not kill the slot
             logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())
             continue
         if claimed_again and outcome == "completed":

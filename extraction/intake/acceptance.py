@@ -4,6 +4,7 @@
 that inserts the job (or finds the one this idempotency key already made), charges the
 tenant's admission budget, and writes the ``extraction.requested.v1`` outbox event.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -107,22 +108,37 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
     job_id = uuid.uuid4()
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(SQL["accept_job"], {
-                "job": job_id, "tenant": tenant.pk, "document": request.document.pk,
-                "version": request.document.version, "key": idempotency_key, "hash": request_hash,
-                "schema": request.schema, "policy": request.model_policy, "options": json.dumps(request.options),
-                "priority": request.priority_class, "max_attempts": settings.JOB_MAX_ATTEMPTS,
-                "deadline": request.deadline_seconds, "tokens": tokens, "bytes": request.document.size,
-                "price": price_per_1k, "event": uuid.uuid4(), "event_type": REQUESTED_EVENT,
-                "payload": json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1}),
-            })
+            cursor.execute(
+                SQL["accept_job"],
+                {
+                    "job": job_id,
+                    "tenant": tenant.pk,
+                    "document": request.document.pk,
+                    "version": request.document.version,
+                    "key": idempotency_key,
+                    "hash": request_hash,
+                    "schema": request.schema,
+                    "policy": request.model_policy,
+                    "options": json.dumps(request.options),
+                    "priority": request.priority_class,
+                    "max_attempts": settings.JOB_MAX_ATTEMPTS,
+                    "deadline": request.deadline_seconds,
+                    "tokens": tokens,
+                    "bytes": request.document.size,
+                    "price": price_per_1k,
+                    "event": uuid.uuid4(),
+                    "event_type": REQUESTED_EVENT,
+                    "payload": json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1}),
+                },
+            )
             inserted, charged = cursor.fetchone()
             if inserted and not charged:
                 raise _NotCharged()  # rolls the job row back: a rejected request writes nothing
     except _NotCharged:
         with connection.cursor() as cursor:
-            raise _which_limit(cursor, tenant, byte_size=request.document.size, tokens=tokens,
-                               price=price_per_1k) from None
+            raise _which_limit(
+                cursor, tenant, byte_size=request.document.size, tokens=tokens, price=price_per_1k
+            ) from None
     if not inserted:
         existing = _existing(tenant, idempotency_key)
         assert existing is not None  # the conflicting row is committed: we waited for it

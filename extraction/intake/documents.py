@@ -1,4 +1,5 @@
 """Storing uploaded documents: type sniffed from the bytes, identity from the digest (ACC-4)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +12,6 @@ from django.db import connection, transaction
 
 from accounts.models import Tenant
 from config.sql import load_statements
-
 from extraction.models import Document
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
@@ -87,9 +87,18 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
         name = default_storage.save(name, upload)
 
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SQL["insert_document"], {
-            "id": uuid.uuid4(), "tenant": tenant.pk, "sha256": sha256, "version": uuid.uuid4(), "size": size,
-            "content_type": content_type, "storage_name": name, "filename": filename[:255],
-        })
+        cursor.execute(
+            SQL["insert_document"],
+            {
+                "id": uuid.uuid4(),
+                "tenant": tenant.pk,
+                "sha256": sha256,
+                "version": uuid.uuid4(),
+                "size": size,
+                "content_type": content_type,
+                "storage_name": name,
+                "filename": filename[:255],
+            },
+        )
         created = cursor.fetchone() is not None
     return Document.objects.get(tenant=tenant, sha256=sha256), created

@@ -5,6 +5,7 @@ Every evidence span a model reports is checked against these page strings (VAL-1
 same bytes must always give the same pages: the text layer is read with fixed settings,
 OCR runs with fixed settings, and the clean-up below is pure string work.
 """
+
 from __future__ import annotations
 
 import io
@@ -54,7 +55,7 @@ class UnreadableDocument(Exception):
 @dataclass(frozen=True)
 class DocumentText:
     pages: tuple[str, ...]
-    source: str = SOURCE_TEXT     # one of the SOURCE_* constants
+    source: str = SOURCE_TEXT  # one of the SOURCE_* constants
 
     @property
     def full_text(self) -> str:
@@ -101,7 +102,7 @@ def embedded_invoice_xml(data: bytes) -> tuple[str, bytes] | None:
         if reader.is_encrypted and not _decrypts_with_empty_password(reader):
             return None
         attachments = {name: contents for name, contents in reader.attachments.items() if contents}
-    except Exception:  # pypdf raises many types on malformed files; none is ours to handle
+    except Exception:  # noqa: BLE001 - pypdf raises many types on malformed files; none is ours to handle
         return None
     by_lower_name = {name.lower(): name for name in sorted(attachments)}
     for preferred in _INVOICE_XML_NAMES:
@@ -131,7 +132,7 @@ def _pdf_text(data: bytes, ocr_language: str) -> DocumentText:
             layer = [_tidy(page.extract_text(layout=True) or "") for page in pdf.pages]
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise UnreadableDocument("the PDF is encrypted") from None
-    except Exception as error:  # pdfminer's parse errors have no common base class
+    except Exception as error:  # noqa: BLE001 - pdfminer's parse errors have no common base class
         raise UnreadableDocument(f"the PDF cannot be parsed ({type(error).__name__})") from None
     if not layer:
         raise UnreadableDocument("the PDF has no pages")
@@ -159,7 +160,7 @@ def _reject_locked_pdf(data: bytes) -> None:
     try:
         reader = PdfReader(io.BytesIO(data))
         locked = reader.is_encrypted and not _decrypts_with_empty_password(reader)
-    except Exception as error:  # pypdf raises many types on malformed files
+    except Exception as error:  # noqa: BLE001 - pypdf raises many types on malformed files
         raise UnreadableDocument(f"the PDF cannot be parsed ({type(error).__name__})") from None
     if locked:
         raise UnreadableDocument("the PDF is encrypted with a password")
@@ -176,9 +177,23 @@ def _rasterize_pdf_page(pdf_path: Path, page_number: int) -> Image.Image:
     prefix = pdf_path.with_name(f"page-{page_number}")
     try:
         subprocess.run(
-            ["pdftoppm", "-r", str(OCR_DPI), "-gray", "-png", "-singlefile",
-             "-f", str(page_number), "-l", str(page_number), str(pdf_path), str(prefix)],
-            check=True, capture_output=True, timeout=RASTERIZE_TIMEOUT_SECONDS,
+            [
+                "pdftoppm",
+                "-r",
+                str(OCR_DPI),
+                "-gray",
+                "-png",
+                "-singlefile",
+                "-f",
+                str(page_number),
+                "-l",
+                str(page_number),
+                str(pdf_path),
+                str(prefix),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=RASTERIZE_TIMEOUT_SECONDS,
         )
     except subprocess.CalledProcessError as error:
         detail = error.stderr.decode("utf-8", "replace").strip()[:200]

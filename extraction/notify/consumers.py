@@ -18,6 +18,7 @@ Protocol (JSON text frames):
 * Authorization is re-checked every ``NOTIFY_REAUTH_SECONDS`` and on a pushed revocation; a
   failed or failing check closes the socket with 4403.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -67,9 +68,9 @@ def authenticate_socket(scope: dict[str, Any]) -> Listener | None:
     if SUBPROTOCOL in offered:
         for value in offered:
             if value.startswith(TOKEN_PROTOCOL_PREFIX):
-                return listener_for_token(value[len(TOKEN_PROTOCOL_PREFIX):])
+                return listener_for_token(value[len(TOKEN_PROTOCOL_PREFIX) :])
             if value.startswith(TICKET_PROTOCOL_PREFIX):
-                return redeem_ticket(value[len(TICKET_PROTOCOL_PREFIX):])
+                return redeem_ticket(value[len(TICKET_PROTOCOL_PREFIX) :])
     session = scope.get("session")
     return listener_for_user(scope.get("user"), session.session_key if session is not None else None)
 
@@ -193,8 +194,9 @@ class LiveJobsMixin:
         if subscription is None or cursor is None:
             return
         try:
-            caught_up = await asyncio.wait_for(_in_thread(catch_up)(subscription, cursor),
-                                               timeout=settings.NOTIFY_REAUTH_SECONDS)
+            caught_up = await asyncio.wait_for(
+                _in_thread(catch_up)(subscription, cursor), timeout=settings.NOTIFY_REAUTH_SECONDS
+            )
         except Exception as exc:  # noqa: BLE001 — the next round tries again
             logger.warning("catch-up of missed notices failed", extra={"error": repr(exc)})
             return
@@ -234,7 +236,8 @@ class JobEventsConsumer(LiveJobsMixin, AsyncWebsocketConsumer):
             return
         job_id, cursor = message.get("job_id"), message.get("cursor")
         if (job_id is not None and not isinstance(job_id, str)) or (
-                cursor is not None and (not isinstance(cursor, int) or isinstance(cursor, bool))):
+            cursor is not None and (not isinstance(cursor, int) or isinstance(cursor, bool))
+        ):
             await self.deliver({"type": "error", "code": "bad_request", "detail": "job_id: string, cursor: integer."})
             return
         caught_up = await self.subscribe(job_id, cursor)
@@ -243,8 +246,15 @@ class JobEventsConsumer(LiveJobsMixin, AsyncWebsocketConsumer):
             return
         for notice in caught_up.notices:
             await self.deliver(notice.frame())
-        await self.deliver({"type": "subscribed", "mode": caught_up.mode, "event_id": caught_up.cursor,
-                            "job_id": job_id, "truncated": caught_up.truncated})
+        await self.deliver(
+            {
+                "type": "subscribed",
+                "mode": caught_up.mode,
+                "event_id": caught_up.cursor,
+                "job_id": job_id,
+                "truncated": caught_up.truncated,
+            }
+        )
 
     async def deliver(self, frame: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(frame))

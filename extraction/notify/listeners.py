@@ -15,6 +15,7 @@ Authorization (NTF-2) is re-checked against the database for as long as a listen
 connected (:func:`still_authorized`), pushed on revocation (the notifier watches revocations),
 and checked again for every notice sent (:meth:`Listener.may_see`).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,7 +39,6 @@ from django.db.models import OuterRef, Subquery
 
 from accounts.models import ApiToken, Membership, hash_token
 from config.sql import load_statements
-
 from extraction.models import ExtractionJob, JobEvent
 
 logger = logging.getLogger("extraction.notify")
@@ -66,6 +66,7 @@ AUTH_REVOKED = "auth.revoked"
 
 
 # --- notices and the groups they go to --------------------------------------------------------
+
 
 def tenant_group(tenant_id: uuid.UUID | str) -> str:
     return f"tenant.{tenant_id}"
@@ -97,8 +98,13 @@ class JobNotice:
 
     def frame(self) -> dict[str, Any]:
         """What a client receives."""
-        return {"event_id": self.event_id, "type": self.type, "job_id": self.job_id,
-                "state_version": self.state_version, "state": self.state}
+        return {
+            "event_id": self.event_id,
+            "type": self.type,
+            "job_id": self.job_id,
+            "state_version": self.state_version,
+            "state": self.state,
+        }
 
     def layer_message(self) -> dict[str, Any]:
         # "type" names the consumers' handler (job.changed → job_changed).
@@ -106,12 +112,18 @@ class JobNotice:
 
     @classmethod
     def from_layer_message(cls, message: dict[str, Any]) -> JobNotice:
-        return cls(event_id=int(message["event_id"]), job_id=str(message["job_id"]),
-                   tenant_id=str(message["tenant_id"]), state_version=int(message["state_version"]),
-                   state=str(message["state"]), type=str(message.get("type", JOB_CHANGED)))
+        return cls(
+            event_id=int(message["event_id"]),
+            job_id=str(message["job_id"]),
+            tenant_id=str(message["tenant_id"]),
+            state_version=int(message["state_version"]),
+            state=str(message["state"]),
+            type=str(message.get("type", JOB_CHANGED)),
+        )
 
 
 # --- who is listening ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Listener:
@@ -154,8 +166,7 @@ def listener_for_user(user: Any, session_key: str | None) -> Listener | None:
     membership = Membership.objects.filter(user_id=user.pk, revoked_at__isnull=True).first()
     if membership is None:
         return None
-    return Listener(tenant_id=str(membership.tenant_id), role=membership.role, user_id=user.pk,
-                    session_key=session_key)
+    return Listener(tenant_id=str(membership.tenant_id), role=membership.role, user_id=user.pk, session_key=session_key)
 
 
 def _session_belongs_to(session_key: str, user_id: int) -> bool:
@@ -171,15 +182,18 @@ def still_authorized(listener: Listener) -> bool:
     """NTF-2, the pull backstop: is the credential this listener connected with still good,
     for the same tenant? A revoked or moved token, a revoked membership, a deactivated user or
     a logged-out session all answer False. Callers treat an exception as False too."""
-    token_ok = listener.token_id is None or ApiToken.objects.active().filter(
-        pk=listener.token_id, tenant_id=listener.tenant_id).exists()
+    token_ok = (
+        listener.token_id is None
+        or ApiToken.objects.active().filter(pk=listener.token_id, tenant_id=listener.tenant_id).exists()
+    )
     if not token_ok:
         return False
     if listener.user_id is not None:
         if not get_user_model().objects.filter(pk=listener.user_id, is_active=True).exists():
             return False
-        if not Membership.objects.filter(user_id=listener.user_id, tenant_id=listener.tenant_id,
-                                         revoked_at__isnull=True).exists():
+        if not Membership.objects.filter(
+            user_id=listener.user_id, tenant_id=listener.tenant_id, revoked_at__isnull=True
+        ).exists():
             return False
         if listener.session_key is not None and not _session_belongs_to(listener.session_key, listener.user_id):
             return False
@@ -212,6 +226,7 @@ def redeem_ticket(raw: str) -> Listener | None:
 
 
 # --- what a (re)connecting client is owed -------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Subscription:
@@ -274,9 +289,10 @@ def catch_up(subscription: Subscription, cursor: int | None, *, limit: int | Non
         return _snapshot(subscription, newest)
     events = JobEvent.objects.filter(tenant_id=subscription.tenant_id, id__gt=cursor)
     if subscription.job_id:
-        events = events.filter(job_id=subscription.job_id)
-    rows = list(events.order_by("id").values_list("id", "job_id", "tenant_id", "state_version", "to_state")
-                [:limit + 1])
+        events = events.filter(job_id=uuid.UUID(subscription.job_id))
+    rows = list(
+        events.order_by("id").values_list("id", "job_id", "tenant_id", "state_version", "to_state")[: limit + 1]
+    )
     if len(rows) > limit:
         return _snapshot(subscription, newest)
     notices = [_notice(row) for row in rows]
@@ -285,8 +301,9 @@ def catch_up(subscription: Subscription, cursor: int | None, *, limit: int | Non
 
 def _notice(row: tuple) -> JobNotice:
     event_id, job_id, tenant_id, state_version, state = row
-    return JobNotice(event_id=event_id, job_id=str(job_id), tenant_id=str(tenant_id),
-                     state_version=state_version, state=state)
+    return JobNotice(
+        event_id=event_id, job_id=str(job_id), tenant_id=str(tenant_id), state_version=state_version, state=state
+    )
 
 
 def _snapshot(subscription: Subscription, newest: int) -> CatchUp:
@@ -302,11 +319,17 @@ def _snapshot(subscription: Subscription, newest: int) -> CatchUp:
     rows = list(
         jobs.annotate(event_id=Subquery(current_event.values("id")[:1]))
         .order_by("-created_at", "-id")
-        .values_list("event_id", "id", "tenant_id", "state_version", "state")[:limit + 1]
+        .values_list("event_id", "id", "tenant_id", "state_version", "state")[: limit + 1]
     )
     notices = [
-        JobNotice(event_id=event_id or 0, job_id=str(job_id), tenant_id=str(tenant_id),
-                  state_version=state_version, state=state, type=JOB_SNAPSHOT)
+        JobNotice(
+            event_id=event_id or 0,
+            job_id=str(job_id),
+            tenant_id=str(tenant_id),
+            state_version=state_version,
+            state=state,
+            type=JOB_SNAPSHOT,
+        )
         for event_id, job_id, tenant_id, state_version, state in rows[:limit]
     ]
     return CatchUp(mode="snapshot", notices=notices, cursor=newest, truncated=len(rows) > limit)
@@ -354,9 +377,15 @@ def database_conninfo(**extra: str) -> str:
     """Connection string of the default database (the test database under tests)."""
     db = connections["default"].settings_dict
     options = db.get("OPTIONS", {}).get("options", "")
-    params = {"dbname": db["NAME"], "user": db.get("USER") or None, "password": db.get("PASSWORD") or None,
-              "host": db.get("HOST") or None, "port": str(db.get("PORT") or "") or None,
-              "options": options or None, **extra}
+    params = {
+        "dbname": db["NAME"],
+        "user": db.get("USER") or None,
+        "password": db.get("PASSWORD") or None,
+        "host": db.get("HOST") or None,
+        "port": str(db.get("PORT") or "") or None,
+        "options": options or None,
+        **extra,
+    }
     return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v is not None})
 
 
@@ -394,8 +423,10 @@ class Notifier:
         forwarded = 0
         while True:
             async with conn.cursor() as cur:
-                await cur.execute(SQL["new_events"], {"after": self.cursor.position,
-                                                      "gaps": list(self.cursor.gaps), "limit": self.batch_size})
+                await cur.execute(
+                    SQL["new_events"],
+                    {"after": self.cursor.position, "gaps": list(self.cursor.gaps), "limit": self.batch_size},
+                )
                 rows = await cur.fetchall()
             now = time.monotonic()
             fresh = [_notice(row) for row in rows if self.cursor.admit(row[0], now)]
@@ -412,7 +443,7 @@ class Notifier:
         conn = await self._connection()
         async with conn.cursor() as cur:
             await cur.execute(SQL["database_now"])
-            (db_now,) = await cur.fetchone()
+            (db_now,) = await _one_row(cur)
             if self._revocations_since is None:
                 self._revocations_since = db_now
             since = self._revocations_since - timedelta(seconds=REVOCATION_CLOCK_MARGIN_SECONDS)
@@ -425,8 +456,9 @@ class Notifier:
             if (kind, ident) in self._pushed:
                 continue
             self._pushed[(kind, ident)] = now
-            await push_revocation(self.layer, token_id=ident if kind == "token" else None,
-                                  user_id=ident if kind == "user" else None)
+            await push_revocation(
+                self.layer, token_id=ident if kind == "token" else None, user_id=ident if kind == "user" else None
+            )
             pushed += 1
         for key in [k for k, at in self._pushed.items() if now - at > 4 * REVOCATION_CLOCK_MARGIN_SECONDS]:
             del self._pushed[key]
@@ -450,7 +482,7 @@ class Notifier:
                 await _wait_any(self._wake, stop, timeout=self.poll_interval * random.uniform(0.9, 1.1))
             except (psycopg.Error, OSError, ConnectionError) as exc:
                 failures += 1
-                delay = random.uniform(0, min(30.0, 0.5 * 2 ** failures))
+                delay = random.uniform(0, min(30.0, 0.5 * 2**failures))
                 logger.warning("notifier step failed; retrying", extra={"error": repr(exc), "delay": delay})
                 await self.close()
                 await _wait_any(stop, timeout=delay)
@@ -468,11 +500,12 @@ class Notifier:
     async def _connection(self) -> psycopg.AsyncConnection:
         if self._query is None or self._query.closed:
             self._query = await psycopg.AsyncConnection.connect(
-                database_conninfo(application_name="notifier"), autocommit=True)
+                database_conninfo(application_name="notifier"), autocommit=True
+            )
             if self.cursor is None:
                 async with self._query.cursor() as cur:
                     await cur.execute(SQL["start_position"], {"seconds": STARTUP_REPLAY_SECONDS})
-                    (position,) = await cur.fetchone()
+                    (position,) = await _one_row(cur)
                 self.cursor = EventCursor(position=int(position))
         return self._query
 
@@ -486,7 +519,8 @@ class Notifier:
 
     async def _listen(self) -> None:
         async with await psycopg.AsyncConnection.connect(
-                database_conninfo(application_name="notifier-listen"), autocommit=True) as conn:
+            database_conninfo(application_name="notifier-listen"), autocommit=True
+        ) as conn:
             await conn.execute(SQL["listen_job_events"])
             self._wake.set()  # events committed before LISTEN took effect are read now
             async for _ in conn.notifies():
@@ -494,8 +528,10 @@ class Notifier:
 
     async def _send(self, notice: JobNotice) -> None:
         message = notice.layer_message()
-        await asyncio.gather(self.layer.group_send(tenant_group(notice.tenant_id), message),
-                             self.layer.group_send(job_group(notice.job_id), message))
+        await asyncio.gather(
+            self.layer.group_send(tenant_group(notice.tenant_id), message),
+            self.layer.group_send(job_group(notice.job_id), message),
+        )
 
 
 async def push_revocation(layer: Any, *, token_id: int | None = None, user_id: int | None = None) -> None:
@@ -514,3 +550,11 @@ async def _wait_any(*events: asyncio.Event, timeout: float) -> None:
     finally:
         for waiter in waiters:
             waiter.cancel()
+
+
+async def _one_row(cursor: psycopg.AsyncCursor[Any]) -> Any:
+    """The row of a statement that always returns exactly one (an aggregate, ``now()``)."""
+    row = await cursor.fetchone()
+    if row is None:
+        raise psycopg.ProgrammingError("the statement returned no row")
+    return row

@@ -19,6 +19,7 @@ Fallback for clients that can hold neither a socket nor a stream: poll
 jitter — wait ``random(0, min(30 s, 1 s × 2^n))`` after the n-th unchanged answer, back to
 1 s after a change — as the web UI does when its socket is down.
 """
+
 from __future__ import annotations
 
 import json
@@ -81,9 +82,11 @@ class JobEventStreamConsumer(LiveJobsMixin, AsyncHttpConsumer):
             logger.warning("stream authentication failed", extra={"error": repr(exc)})
             listener = None
         if listener is None:
-            await self.send_response(401, _problem(401, "Not authenticated", "A bearer token or a session is required."),
-                                     headers=[(b"Content-Type", b"application/problem+json"),
-                                              (b"WWW-Authenticate", b'Bearer realm="api"')])
+            await self.send_response(
+                401,
+                _problem(401, "Not authenticated", "A bearer token or a session is required."),
+                headers=[(b"Content-Type", b"application/problem+json"), (b"WWW-Authenticate", b'Bearer realm="api"')],
+            )
             return
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         job_id = query.get("job_id", [None])[0]
@@ -93,26 +96,45 @@ class JobEventStreamConsumer(LiveJobsMixin, AsyncHttpConsumer):
             try:
                 cursor = int(last_event_id)
             except ValueError:
-                await self.send_response(400, _problem(400, "Bad Last-Event-ID", "Last-Event-ID is an event id."),
-                                         headers=[(b"Content-Type", b"application/problem+json")])
+                await self.send_response(
+                    400,
+                    _problem(400, "Bad Last-Event-ID", "Last-Event-ID is an event id."),
+                    headers=[(b"Content-Type", b"application/problem+json")],
+                )
                 return
         await self.start_listening(listener)
         caught_up = await self.subscribe(job_id, cursor)
         if caught_up is None:
-            await self.send_response(404, _problem(404, "Not found", "No such extraction job."),
-                                     headers=[(b"Content-Type", b"application/problem+json")])
+            await self.send_response(
+                404,
+                _problem(404, "Not found", "No such extraction job."),
+                headers=[(b"Content-Type", b"application/problem+json")],
+            )
             return
-        await self.send_headers(status=200, headers=[
-            (b"Content-Type", b"text/event-stream; charset=utf-8"), (b"Cache-Control", b"no-cache"),
-            (b"X-Accel-Buffering", b"no"),
-        ])
+        await self.send_headers(
+            status=200,
+            headers=[
+                (b"Content-Type", b"text/event-stream; charset=utf-8"),
+                (b"Cache-Control", b"no-cache"),
+                (b"X-Accel-Buffering", b"no"),
+            ],
+        )
         self.streaming = True
         chunks = [f"retry: {RETRY_MILLISECONDS}\n\n".encode()]
         for notice in caught_up.notices:
             frame = notice.frame()
             chunks.append(sse_event(frame, event_id=notice.event_id if frame["type"] == "job.changed" else None))
-        chunks.append(sse_event({"type": "subscribed", "mode": caught_up.mode, "event_id": caught_up.cursor,
-                                 "truncated": caught_up.truncated}, event_id=caught_up.cursor))
+        chunks.append(
+            sse_event(
+                {
+                    "type": "subscribed",
+                    "mode": caught_up.mode,
+                    "event_id": caught_up.cursor,
+                    "truncated": caught_up.truncated,
+                },
+                event_id=caught_up.cursor,
+            )
+        )
         await self.send_body(b"".join(chunks), more_body=True)
 
     async def http_request(self, message: dict[str, Any]) -> None:

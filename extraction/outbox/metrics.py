@@ -1,4 +1,5 @@
 """The outbox relay's lag as ``/metrics`` reports it (config.metrics calls ``collect``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,9 +16,14 @@ SQL = load_statements(Path(__file__).with_suffix(".sql"))
 def collect(cursor: CursorWrapper) -> list[Metric]:
     unpublished = bounded_count(cursor, SQL["unpublished_events"], [])
     return [
-        Metric("extraction_outbox_publish_lag_seconds",
-               "Age of the oldest unpublished outbox event; 0 when the relay is caught up.",
-               [Sample(publish_lag_seconds())]),
-        Metric("extraction_outbox_unpublished_events", "Outbox events not yet confirmed by the broker.",
-               [Sample(unpublished)]),
+        Metric(
+            "extraction_outbox_publish_lag_seconds",
+            "Age of the oldest unpublished outbox event; 0 when the relay is caught up.",
+            [Sample(publish_lag_seconds())],
+        ),
+        Metric(
+            "extraction_outbox_unpublished_events",
+            "Outbox events not yet confirmed by the broker.",
+            [Sample(unpublished)],
+        ),
     ]

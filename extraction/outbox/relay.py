@@ -5,6 +5,7 @@ unroutable (``mandatory``). The ``event_id`` is the message id at every hop (the
 id, the AMQP message id, the inbox key), so the re-send after a crash between confirm and
 ``published_at`` is deduplicated downstream.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,8 +63,7 @@ class Unroutable(Exception):
     pass
 
 
-def claim_unpublished(*, batch_size: int, claim_seconds: float,
-                      confirmed: Sequence[uuid.UUID] = ()) -> list[OutboxRow]:
+def claim_unpublished(*, batch_size: int, claim_seconds: float, confirmed: Sequence[uuid.UUID] = ()) -> list[OutboxRow]:
     """Take up to ``batch_size`` unpublished rows for ``claim_seconds`` (OUT-2), and mark the
     previous batch's ``confirmed`` rows published in the same statement.
 
@@ -75,8 +75,11 @@ def claim_unpublished(*, batch_size: int, claim_seconds: float,
     autocommit: no BEGIN and COMMIT round trips around it.
     """
     with prepared_cursor() as cursor:
-        cursor.execute(SQL["claim_unpublished"],
-                       {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed)}, prepare=True)
+        cursor.execute(
+            SQL["claim_unpublished"],
+            {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed)},
+            prepare=True,
+        )
         rows = sorted(cursor.fetchall(), key=lambda r: r[3])
     return [OutboxRow(r[0], r[1], r[2] if isinstance(r[2], dict) else json.loads(r[2])) for r in rows]
 
@@ -92,8 +95,9 @@ def release_failed(failures: dict[uuid.UUID, str], *, retry_in_seconds: float) -
     """Failed rows stay unpublished; their claim is shortened to the retry delay."""
     with connection.cursor() as cursor:
         for event_id, error in failures.items():
-            cursor.execute(SQL["release_failed"],
-                           {"retry_in": retry_in_seconds, "error": error[:500], "event_id": event_id})
+            cursor.execute(
+                SQL["release_failed"], {"retry_in": retry_in_seconds, "error": error[:500], "event_id": event_id}
+            )
 
 
 def publish_lag_seconds() -> float:
@@ -106,8 +110,14 @@ def publish_lag_seconds() -> float:
 class OutboxRelay:
     """Publishes outbox rows with confirms and ``mandatory``; one broker connection."""
 
-    def __init__(self, *, broker_url: str | None = None, batch_size: int = 200, claim_seconds: float | None = None,
-                 confirm_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        broker_url: str | None = None,
+        batch_size: int = 200,
+        claim_seconds: float | None = None,
+        confirm_timeout: float = 5.0,
+    ) -> None:
         self.broker_url = broker_url or settings.BROKER_URL
         self.batch_size = batch_size
         self.claim_seconds = settings.OUTBOX_CLAIM_SECONDS if claim_seconds is None else claim_seconds
@@ -149,26 +159,39 @@ class OutboxRelay:
         producer = self._ensure_producer()
         message_id = str(row.event_id)
         for route in ROUTES[row.event_type]:
+            body: Any  # the event's JSON, or a Celery message body
             if route.task is None:
-                body, headers, properties = row.payload, {}, {}
-                content = {"serializer": "json"}
+                body, headers = row.payload, {}
+                properties: dict[str, Any] = {}
+                content: dict[str, Any] = {"serializer": "json"}
             else:
                 task = celery_app.amqp.as_task_v2(
-                    message_id, route.task, args=(), kwargs={"event": {"event_id": message_id,
-                                                                      "event_type": row.event_type,
-                                                                      "payload": row.payload}},
+                    message_id,
+                    route.task,
+                    args=(),
+                    kwargs={"event": {"event_id": message_id, "event_type": row.event_type, "payload": row.payload}},
                     # Celery would otherwise saferepr() the arguments for its logs: a third of
                     # the relay's CPU. The event id and type say everything a log needs.
-                    argsrepr="()", kwargsrepr=f"event {row.event_type} {message_id}",
+                    argsrepr="()",
+                    kwargsrepr=f"event {row.event_type} {message_id}",
                 )
                 body, headers, properties = task.body, task.headers, dict(task.properties)
                 content = {"serializer": "json"}
             properties.pop("message_id", None)
             self._returned.discard(message_id)
             producer.publish(
-                body, exchange=route.exchange, routing_key=route.routing_key, headers=headers,
-                message_id=message_id, delivery_mode=2, mandatory=True, retry=False,
-                confirm_timeout=self.confirm_timeout, declare=[], **content, **properties,
+                body,
+                exchange=route.exchange,
+                routing_key=route.routing_key,
+                headers=headers,
+                message_id=message_id,
+                delivery_mode=2,
+                mandatory=True,
+                retry=False,
+                confirm_timeout=self.confirm_timeout,
+                declare=[],
+                **content,
+                **properties,
             )
             if message_id in self._returned:
                 raise Unroutable(f"{row.event_type} → {route.exchange.name}/{route.routing_key} was unroutable")
@@ -184,8 +207,9 @@ class OutboxRelay:
            failed ones keep their row and are retried after a short delay. A broker error
            drops the connection (reconnect next).
         """
-        rows = claim_unpublished(batch_size=self.batch_size, claim_seconds=self.claim_seconds,
-                                 confirmed=self._confirmed)
+        rows = claim_unpublished(
+            batch_size=self.batch_size, claim_seconds=self.claim_seconds, confirmed=self._confirmed
+        )
         self._confirmed = []
         if not rows:
             return 0
@@ -203,8 +227,10 @@ class OutboxRelay:
                 logger.error("outbox event unroutable; not marked published", extra={"event_id": str(row.event_id)})
             except Exception as exc:  # noqa: BLE001 - nack, timeout, connection loss: retry the row
                 failures[row.event_id] = f"{type(exc).__name__}: {exc}"
-                logger.warning("publish failed; will retry", extra={"event_id": str(row.event_id),
-                                                                     "error": failures[row.event_id][:200]})
+                logger.warning(
+                    "publish failed; will retry",
+                    extra={"event_id": str(row.event_id), "error": failures[row.event_id][:200]},
+                )
                 self.close()
                 # The rest of the batch would fail the same way; leave it to the claim expiry.
                 break
@@ -235,7 +261,11 @@ class OutboxWakeups:
     def _connect(self) -> psycopg.Connection:
         db = settings.DATABASES["default"]
         conn = psycopg.connect(
-            host=db["HOST"], port=db["PORT"], dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"] or None,
+            host=db["HOST"],
+            port=db["PORT"],
+            dbname=db["NAME"],
+            user=db["USER"],
+            password=db["PASSWORD"] or None,
             autocommit=True,
         )
         conn.execute(SQL["listen_outbox_events"])
@@ -271,8 +301,9 @@ class OutboxWakeups:
 MARK_LINGER_SECONDS = 0.05
 
 
-def run_relay(*, stop: threading.Event, poll_seconds: float = 1.0, once: bool = False,
-              relay: OutboxRelay | None = None) -> None:
+def run_relay(
+    *, stop: threading.Event, poll_seconds: float = 1.0, once: bool = False, relay: OutboxRelay | None = None
+) -> None:
     """The relay loop: drain while batches come back full; otherwise wait for a NOTIFY or the poll."""
     relay = relay or OutboxRelay()
     wakeups = OutboxWakeups()
@@ -283,7 +314,7 @@ def run_relay(*, stop: threading.Event, poll_seconds: float = 1.0, once: bool = 
                 published = relay.relay_once()
                 if once:
                     relay.mark_confirmed()
-            except Exception:  # noqa: BLE001 - DB or broker down: back off, keep the process
+            except Exception:  # DB or broker down: back off, keep the process
                 logger.exception("relay step failed")
                 connection.close()
                 relay.close()
@@ -313,6 +344,6 @@ def run_relay(*, stop: threading.Event, poll_seconds: float = 1.0, once: bool = 
 def _mark_or_keep(relay: OutboxRelay) -> None:
     try:
         relay.mark_confirmed()
-    except Exception:  # noqa: BLE001 - kept for the next claim; or re-sent after the claim expires
+    except Exception:  # kept for the next claim; or re-sent after the claim expires
         logger.exception("marking confirmed rows failed")
         connection.close()

@@ -3,6 +3,7 @@
 Pools are configured in ``settings.PROVIDER_POOLS``; a provider instance (and its HTTP
 connection pool) is built once per process and shared by every worker thread.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,8 +44,12 @@ def _build(pool_name: str) -> PoolBinding:
         )
     else:
         raise ValueError(f"provider pool {pool_name!r}: unknown provider {kind!r}")
-    return PoolBinding(pool=pool_name, provider=provider, model=config["model"],
-                       max_output_tokens=int(config.get("max_output_tokens", 2000)))
+    return PoolBinding(
+        pool=pool_name,
+        provider=provider,
+        model=config["model"],
+        max_output_tokens=int(config.get("max_output_tokens", 2000)),
+    )
 
 
 def provider_for_policy(policy_name: str) -> PoolBinding:

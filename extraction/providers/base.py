@@ -4,6 +4,7 @@ A provider turns a document's text into the JSON text of an ``invoice.v1`` extra
 raises :class:`ProviderError` with a class the retry policy understands. Providers do no
 retries of their own (RTY-3: one retry layer, the worker's).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,10 +15,10 @@ from extraction.intake.text import DocumentText
 
 
 class ErrorKind(str, Enum):
-    RATE_LIMITED = "rate_limited"      # 429: retry after the provider's wait
-    TIMEOUT = "timeout"                # no answer within the attempt deadline
+    RATE_LIMITED = "rate_limited"  # 429: retry after the provider's wait
+    TIMEOUT = "timeout"  # no answer within the attempt deadline
     PROVIDER_ERROR = "provider_error"  # 5xx, connection reset: transient
-    PERMANENT = "permanent"            # auth/config 4xx, unsupported input: never retried
+    PERMANENT = "permanent"  # auth/config 4xx, unsupported input: never retried
     INVALID_OUTPUT = "invalid_output"  # an answer that is not the JSON we asked for
 
 
@@ -26,7 +27,7 @@ class ProviderRequest:
     job_id: str
     attempt: int
     document: DocumentText
-    schema: str                    # "invoice.v1"
+    schema: str  # "invoice.v1"
     model: str
     max_output_tokens: int
     timeout_seconds: float
@@ -34,7 +35,7 @@ class ProviderRequest:
 
 @dataclass(frozen=True)
 class ProviderResponse:
-    output_text: str               # the model's answer, JSON text, not yet parsed
+    output_text: str  # the model's answer, JSON text, not yet parsed
     model: str
     input_tokens: int | None = None
     output_tokens: int | None = None

@@ -4,6 +4,7 @@ One call per :meth:`OpenAIProvider.extract`: the SDK's own retries are off (RTY-
 retry policy is the only layer) and every failure leaves as a :class:`ProviderError` whose kind
 tells that policy what to do.
 """
+
 from __future__ import annotations
 
 import json
@@ -91,9 +92,11 @@ class OpenAIProvider:
         if client is None:
             http_client = openai.DefaultHttpxClient(
                 verify=self._tls,
-                limits=httpx2.Limits(max_connections=CONNECTIONS_PER_THREAD, max_keepalive_connections=1))
-            client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key, max_retries=0,
-                                   http_client=http_client)
+                limits=httpx2.Limits(max_connections=CONNECTIONS_PER_THREAD, max_keepalive_connections=1),
+            )
+            client = openai.OpenAI(
+                base_url=self._base_url, api_key=self._api_key, max_retries=0, http_client=http_client
+            )
             with self._clients_lock:
                 self._clients.add(client)
             self._local.client = client

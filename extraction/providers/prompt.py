@@ -8,6 +8,7 @@ offset into ``DocumentText.pages[N-1]``. The one change is to a ``<`` that would
 character for one, and the page tag lists where, so :func:`parse_document_from_messages` restores
 the exact text and no offset moves.
 """
+
 from __future__ import annotations
 
 import re

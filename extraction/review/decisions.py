@@ -11,6 +11,7 @@ every other check applies to it in full. Still failing a blocking check → the 
 refused with the reasons, unless the reviewer explicitly overrides with a written comment —
 recorded in the decision's audit row, with the reasons that were overridden.
 """
+
 from __future__ import annotations
 
 import copy
@@ -24,18 +25,17 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from accounts.models import Membership, Role, role_at_least
-
 from extraction.execution import lifecycle
+from extraction.intake.text import DocumentText
 from extraction.models import DocumentText as DocumentTextRow
 from extraction.models import ExtractionJob, ExtractionResult, JobState
-from extraction.validation.schema import InvoiceOutputError, parse_invoice_v1
-from extraction.intake.text import DocumentText
 from extraction.validation.policy import validate_extraction
+from extraction.validation.schema import InvoiceOutputError, parse_invoice_v1
 
 APPROVED = "approved"
 REJECTED = "rejected"
-REFUSED = "refused"        # nothing recorded: the approval does not pass the policy
-CONFLICT = "conflict"      # nothing recorded: someone else decided, or the job changed
+REFUSED = "refused"  # nothing recorded: the approval does not pass the policy
+CONFLICT = "conflict"  # nothing recorded: someone else decided, or the job changed
 
 _PATH_PART = re.compile(r"([a-z_]+)(?:\[(\d+)\])?")
 
@@ -80,7 +80,7 @@ def apply_corrections(output: Mapping[str, Any], corrections: Mapping[str, str |
     for path, value in corrections.items():
         node: Any = corrected
         parts = path.split(".")
-        for position, part in enumerate(parts):
+        for part in parts:
             match = _PATH_PART.fullmatch(part)
             if match is None:
                 raise KeyError(path)
@@ -128,50 +128,75 @@ def approve_review(
     if result is None:
         return ReviewResult(REFUSED, "This job has no stored result to approve.", ["result_missing"])
     before = result.output
-    changed = {path: value for path, value in (corrections or {}).items()
-               if (value.strip() if value else None) != _current_value(before, path)}
+    changed = {
+        path: value
+        for path, value in (corrections or {}).items()
+        if (value.strip() if value else None) != _current_value(before, path)
+    }
     try:
         after = apply_corrections(before, changed)
         invoice = parse_invoice_v1(json.dumps(after))
     except KeyError as error:
         return ReviewResult(REFUSED, f"There is no field {error.args[0]!r} to correct.", ["correction_invalid"])
     except InvoiceOutputError as error:
-        return ReviewResult(REFUSED, f"The corrected result is not a valid invoice.v1: {error.message}",
-                            ["correction_invalid"])
-    outcome = validate_extraction(invoice=invoice, document=document_text_of(job), tenant_id=job.tenant_id,
-                                  attested_fields=frozenset(changed))
+        return ReviewResult(
+            REFUSED, f"The corrected result is not a valid invoice.v1: {error.message}", ["correction_invalid"]
+        )
+    outcome = validate_extraction(
+        invoice=invoice, document=document_text_of(job), tenant_id=job.tenant_id, attested_fields=frozenset(changed)
+    )
     validation = outcome.as_dict()
     if outcome.review_required:
         if not override:
-            return ReviewResult(REFUSED, "The result still fails blocking checks: correct the fields, or override "
-                                "with a comment.", outcome.reasons, validation)
+            return ReviewResult(
+                REFUSED,
+                "The result still fails blocking checks: correct the fields, or override with a comment.",
+                outcome.reasons,
+                validation,
+            )
         if not comment.strip():
-            return ReviewResult(REFUSED, "An override needs a comment saying why the failing checks are acceptable.",
-                                ["override_needs_comment"], validation)
+            return ReviewResult(
+                REFUSED,
+                "An override needs a comment saying why the failing checks are acceptable.",
+                ["override_needs_comment"],
+                validation,
+            )
     validation["review"] = {
         "corrected_fields": sorted(changed),
         "override": bool(outcome.review_required and override),
         "overridden_reasons": outcome.reasons if override else [],
     }
     decided = lifecycle.decide_review(
-        job_id=job.pk, seen_state_version=seen_state_version, reviewer_id=reviewer.pk, approve=True,
-        before=before, after=after if changed else None, validation=validation, comment=comment.strip(),
+        job_id=job.pk,
+        seen_state_version=seen_state_version,
+        reviewer_id=reviewer.pk,
+        approve=True,
+        before=before,
+        after=after if changed else None,
+        validation=validation,
+        comment=comment.strip(),
     )
     if not decided:
         return _conflict()
     return ReviewResult(APPROVED, "Approved: the result goes to delivery.", [], validation)
 
 
-def reject_review(*, job_id: uuid.UUID, reviewer: AbstractBaseUser, seen_state_version: int,
-                  comment: str = "") -> ReviewResult:
+def reject_review(
+    *, job_id: uuid.UUID, reviewer: AbstractBaseUser, seen_state_version: int, comment: str = ""
+) -> ReviewResult:
     """Reject a REVIEW_REQUIRED job (→ FAILED_TERMINAL with a dead-letter event), audited."""
     job = ExtractionJob.objects.filter(pk=job_id).first()
     if job is None or not may_review(reviewer, job):
         return ReviewResult(REFUSED, "You may not review this job.", ["not_allowed"])
     result = ExtractionResult.objects.filter(job_id=job.pk).first()
     decided = lifecycle.decide_review(
-        job_id=job.pk, seen_state_version=seen_state_version, reviewer_id=reviewer.pk, approve=False,
-        before=result.output if result else {}, after=None, validation=result.validation if result else {},
+        job_id=job.pk,
+        seen_state_version=seen_state_version,
+        reviewer_id=reviewer.pk,
+        approve=False,
+        before=result.output if result else {},
+        after=None,
+        validation=result.validation if result else {},
         comment=comment.strip(),
     )
     if not decided:
@@ -180,8 +205,12 @@ def reject_review(*, job_id: uuid.UUID, reviewer: AbstractBaseUser, seen_state_v
 
 
 def _conflict() -> ReviewResult:
-    return ReviewResult(CONFLICT, "Someone else decided this job first (or it changed since you opened it). "
-                        "Nothing was changed; reload to see its current state.", ["state_changed"])
+    return ReviewResult(
+        CONFLICT,
+        "Someone else decided this job first (or it changed since you opened it). "
+        "Nothing was changed; reload to see its current state.",
+        ["state_changed"],
+    )
 
 
 def _current_value(output: Mapping[str, Any], path: str) -> str | None:

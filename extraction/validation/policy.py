@@ -53,13 +53,14 @@ A tenant overrides severities in ``tenant.validation_overrides``: ``{"check": "b
 be mistyped into switching a check off). A new policy is a new ``POLICY_VERSION``; results keep
 the version (and effective severities) they were judged by.
 """
+
 from __future__ import annotations
 
 import datetime
 import json
 import re
-import uuid
 import unicodedata
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -72,15 +73,13 @@ from stdnum.eu import vat as stdnum_eu_vat
 from stdnum.exceptions import InvalidChecksum
 from stdnum.exceptions import ValidationError as StdnumValidationError
 
+from accounts.models import Tenant
 from config.db import prepared_cursor
 from config.sql import load_statements
-
-from accounts.models import Tenant
-
+from extraction.intake.text import DocumentText
 from extraction.validation.locale import CURRENCY_SIGNS, MONTHS, full_year, number_readings
 from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
-from extraction.intake.text import DocumentText
 
 POLICY_VERSION = "invoice-checks.1"
 
@@ -124,13 +123,14 @@ _TOTAL_FIELDS = ("net", "tax", "gross", "prepaid", "amount_due")
 
 # --- outcome ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ValidationOutcome:
     review_required: bool
     policy_version: str
     checks: list[dict[str, Any]]
-    reasons: list[str]          # reason codes of the failed blocking checks, in check order
-    severities: dict[str, str] = field(default_factory=dict)   # the effective policy applied
+    reasons: list[str]  # reason codes of the failed blocking checks, in check order
+    severities: dict[str, str] = field(default_factory=dict)  # the effective policy applied
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -158,7 +158,7 @@ class MasterData:
 
     has_records: bool
     supplier: SupplierRecord | None
-    matched_by: str = ""        # "vat_id" or "name"
+    matched_by: str = ""  # "vat_id" or "name"
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,7 @@ def _skipped(reason: str, detail: Any = None) -> _Result:
 
 # --- entry points ------------------------------------------------------------------------------
 
+
 def validate_extraction(
     *,
     invoice: InvoiceV1,
@@ -194,8 +195,12 @@ def validate_extraction(
     """
     allowed_currencies, overrides, master = tenant_policy(tenant_id, invoice)
     return check_invoice(
-        invoice=invoice, document=document, allowed_currencies=allowed_currencies, overrides=overrides,
-        master=master, attested_fields=attested_fields,
+        invoice=invoice,
+        document=document,
+        allowed_currencies=allowed_currencies,
+        overrides=overrides,
+        master=master,
+        attested_fields=attested_fields,
     )
 
 
@@ -222,7 +227,7 @@ def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], 
         raise Tenant.DoesNotExist(f"tenant {tenant_id} does not exist")
     currencies, overrides, has_records, candidates = (_json(value) for value in row)
     if matched_by == "name":
-        wanted_name = comparable_name(name)
+        wanted_name = comparable_name(name or "")
         candidates = [c for c in candidates if comparable_name(c[0]) == wanted_name]
     record = SupplierRecord(*candidates[0]) if candidates else None
     master = MasterData(has_records=bool(has_records), supplier=record, matched_by=matched_by if record else "")
@@ -265,22 +270,42 @@ def check_invoice(
             severity = DEFAULT_SEVERITIES[name]
         else:
             result = _CHECK_FUNCTIONS[name](facts)
-        checks.append({"check": name, "status": result.status, "severity": severity, "reason": result.reason,
-                       "field": result.field, "detail": result.detail})
+        checks.append(
+            {
+                "check": name,
+                "status": result.status,
+                "severity": severity,
+                "reason": result.reason,
+                "field": result.field,
+                "detail": result.detail,
+            }
+        )
         if result.status == FAILED and severity == BLOCKING and result.reason and result.reason not in reasons:
             reasons.append(result.reason)
-    return ValidationOutcome(review_required=bool(reasons), policy_version=POLICY_VERSION, checks=checks,
-                             reasons=reasons, severities=severities)
+    return ValidationOutcome(
+        review_required=bool(reasons),
+        policy_version=POLICY_VERSION,
+        checks=checks,
+        reasons=reasons,
+        severities=severities,
+    )
 
 
 # --- the facts every check reads ---------------------------------------------------------------
+
 
 class _Facts:
     """The invoice's values typed once; a value that does not parse reads as absent here
     (``field_types`` reports it)."""
 
-    def __init__(self, invoice: InvoiceV1, document: DocumentText, allowed: frozenset[str], master: MasterData,
-                 attested: frozenset[str]) -> None:
+    def __init__(
+        self,
+        invoice: InvoiceV1,
+        document: DocumentText,
+        allowed: frozenset[str],
+        master: MasterData,
+        attested: frozenset[str],
+    ) -> None:
         self.invoice = invoice
         self.document = document
         self.allowed_currencies = allowed
@@ -346,6 +371,7 @@ def _money(amount: Decimal) -> str:
 
 # --- field types ---------------------------------------------------------------------------------
 
+
 def _check_field_types(f: _Facts) -> _Result:
     if not f.type_errors:
         return _passed
@@ -353,6 +379,7 @@ def _check_field_types(f: _Facts) -> _Result:
 
 
 # --- arithmetic ------------------------------------------------------------------------------------
+
 
 def _check_line_amounts(f: _Facts) -> _Result:
     problems: list[dict[str, str]] = []
@@ -363,17 +390,31 @@ def _check_line_amounts(f: _Facts) -> _Result:
             checked += 1
             expected = round_money(quantity * price, f.unit)
             if abs(expected - net) > f.unit:
-                problems.append({"field": f"lines[{index}].net_amount", "expected": _money(expected),
-                                 "found": _money(net), "rule": "quantity × unit_price"})
+                problems.append(
+                    {
+                        "field": f"lines[{index}].net_amount",
+                        "expected": _money(expected),
+                        "found": _money(net),
+                        "rule": "quantity × unit_price",
+                    }
+                )
         rate, tax = f.line(index, "tax_rate"), f.line(index, "tax_amount")
         if net is not None and rate is not None and tax is not None:
             checked += 1
             expected = round_money(net * rate / HUNDRED, f.unit)
             if abs(expected - tax) > f.unit:
-                problems.append({"field": f"lines[{index}].tax_amount", "expected": _money(expected),
-                                 "found": _money(tax), "rule": "net_amount × tax_rate"})
+                problems.append(
+                    {
+                        "field": f"lines[{index}].tax_amount",
+                        "expected": _money(expected),
+                        "found": _money(tax),
+                        "rule": "net_amount × tax_rate",
+                    }
+                )
     if problems:
-        return _Result(FAILED, "line_amount_mismatch", problems[0]["field"], {"lines": problems, "tolerance": _money(f.unit)})
+        return _Result(
+            FAILED, "line_amount_mismatch", problems[0]["field"], {"lines": problems, "tolerance": _money(f.unit)}
+        )
     if not checked:
         return _skipped("no_line_to_check")
     return _passed
@@ -395,8 +436,12 @@ def _check_lines_sum(f: _Facts) -> _Result:
     found = sum(nets, Decimal(0))
     tolerance = f.unit * len(nets)
     if abs(found - net_total) > tolerance:
-        return _Result(FAILED, "lines_sum_mismatch", "totals.net",
-                       {"sum_of_lines": _money(found), "net_total": _money(net_total), "tolerance": _money(tolerance)})
+        return _Result(
+            FAILED,
+            "lines_sum_mismatch",
+            "totals.net",
+            {"sum_of_lines": _money(found), "net_total": _money(net_total), "tolerance": _money(tolerance)},
+        )
     return _Result(PASSED, detail={"sum_of_lines": _money(found), "net_total": _money(net_total)})
 
 
@@ -423,15 +468,21 @@ def _check_tax_by_rate(f: _Facts) -> _Result:
         # does not carry) cannot explain its tax either; lines_sum reports the gap.
         return _skipped("lines_do_not_explain_net_total")
     groups: dict[Decimal, Decimal] = {}
-    for net, rate in zip(nets, rates):
-        groups[rate] = groups.get(rate, Decimal(0)) + net  # type: ignore[index]  # 19 == 19.00: one group
+    for net, rate in zip(nets, rates, strict=True):
+        groups[rate] = groups.get(rate, Decimal(0)) + net  # type: ignore[index,arg-type]  # 19 == 19.00: one group
     # format(…, "f"): "10", never "1E+1".
-    by_rate = {format(rate.normalize(), "f"): round_money(base * rate / HUNDRED, f.unit)
-               for rate, base in sorted(groups.items())}
+    by_rate = {
+        format(rate.normalize(), "f"): round_money(base * rate / HUNDRED, f.unit)
+        for rate, base in sorted(groups.items())
+    }
     expected = sum(by_rate.values(), Decimal(0))
     tolerance = f.unit * len(groups)
-    detail = {"expected_tax": _money(expected), "tax_total": _money(tax_total),
-              "tax_by_rate": {rate: _money(tax) for rate, tax in by_rate.items()}, "tolerance": _money(tolerance)}
+    detail = {
+        "expected_tax": _money(expected),
+        "tax_total": _money(tax_total),
+        "tax_by_rate": {rate: _money(tax) for rate, tax in by_rate.items()},
+        "tolerance": _money(tolerance),
+    }
     if abs(expected - tax_total) > tolerance:
         return _Result(FAILED, "tax_by_rate_mismatch", "totals.tax", detail)
     return _Result(PASSED, detail=detail)
@@ -442,9 +493,18 @@ def _check_totals_sum(f: _Facts) -> _Result:
     if net is None or tax is None or gross is None:
         return _skipped("amounts_missing")
     if abs(net + tax - gross) > f.unit:
-        return _Result(FAILED, "totals_sum_mismatch", "totals.gross",
-                       {"net": _money(net), "tax": _money(tax), "gross": _money(gross),
-                        "net_plus_tax": _money(net + tax), "tolerance": _money(f.unit)})
+        return _Result(
+            FAILED,
+            "totals_sum_mismatch",
+            "totals.gross",
+            {
+                "net": _money(net),
+                "tax": _money(tax),
+                "gross": _money(gross),
+                "net_plus_tax": _money(net + tax),
+                "tolerance": _money(f.unit),
+            },
+        )
     return _passed
 
 
@@ -456,13 +516,23 @@ def _check_amount_due(f: _Facts) -> _Result:
     if gross is None or due is None or prepaid is None:
         return _skipped("amounts_missing")
     if abs(gross - prepaid - due) > f.unit:
-        return _Result(FAILED, "amount_due_mismatch", "totals.amount_due",
-                       {"gross": _money(gross), "prepaid": _money(prepaid), "amount_due": _money(due),
-                        "gross_minus_prepaid": _money(gross - prepaid), "tolerance": _money(f.unit)})
+        return _Result(
+            FAILED,
+            "amount_due_mismatch",
+            "totals.amount_due",
+            {
+                "gross": _money(gross),
+                "prepaid": _money(prepaid),
+                "amount_due": _money(due),
+                "gross_minus_prepaid": _money(gross - prepaid),
+                "tolerance": _money(f.unit),
+            },
+        )
     return _passed
 
 
 # --- policy and master data ----------------------------------------------------------------------
+
 
 def _check_currency_allowed(f: _Facts) -> _Result:
     value = f.invoice.currency.value
@@ -470,8 +540,9 @@ def _check_currency_allowed(f: _Facts) -> _Result:
         return _skipped("currency_missing")
     code = value.strip()
     if code not in f.allowed_currencies:
-        return _Result(FAILED, "currency_not_allowed", "currency",
-                       {"currency": code, "allowed": sorted(f.allowed_currencies)})
+        return _Result(
+            FAILED, "currency_not_allowed", "currency", {"currency": code, "allowed": sorted(f.allowed_currencies)}
+        )
     return _passed
 
 
@@ -486,13 +557,18 @@ def _check_supplier_master_data(f: _Facts) -> _Result:
         return _Result(FAILED, "supplier_unknown", "supplier.vat_id" if vat_id else "supplier.name", shown)
     detail = {"matched_by": f.master.matched_by, "supplier": {"name": record.name, "vat_id": record.vat_id}}
     if name is None or comparable_name(name) != comparable_name(record.name):
-        return _Result(FAILED, "supplier_name_mismatch", "supplier.name",
-                       {**detail, "extracted": name, "expected": record.name})
+        return _Result(
+            FAILED, "supplier_name_mismatch", "supplier.name", {**detail, "extracted": name, "expected": record.name}
+        )
     extracted_iban = f.invoice.supplier.iban.value
     if record.iban and extracted_iban is not None and normalize_iban(extracted_iban) != record.iban:
         # A changed bank account is the classic invoice fraud: never accepted unseen.
-        return _Result(FAILED, "supplier_iban_mismatch", "supplier.iban",
-                       {**detail, "extracted": normalize_iban(extracted_iban), "expected": record.iban})
+        return _Result(
+            FAILED,
+            "supplier_iban_mismatch",
+            "supplier.iban",
+            {**detail, "extracted": normalize_iban(extracted_iban), "expected": record.iban},
+        )
     if not record.iban and extracted_iban is not None:
         detail["iban"] = "master data has no IBAN for this supplier: not compared"
     return _Result(PASSED, detail=detail)
@@ -542,6 +618,7 @@ def _check_vat_id_format(f: _Facts) -> _Result:
 
 # --- evidence ------------------------------------------------------------------------------------
 
+
 def _evidenced(f: _Facts) -> Iterable[tuple[str, FieldValue]]:
     for path, value in f.fields:
         if value.value is not None and path not in f.attested:
@@ -559,9 +636,17 @@ def _check_evidence_spans(f: _Facts) -> _Result:
             continue
         actual = f.document.span(evidence.page, evidence.start, evidence.end)
         if actual != evidence.quote:
-            problems.append({"field": path, "reason": "evidence_span_mismatch", "page": evidence.page,
-                             "start": evidence.start, "end": evidence.end, "quote": evidence.quote[:200],
-                             "document_text": None if actual is None else actual[:200]})
+            problems.append(
+                {
+                    "field": path,
+                    "reason": "evidence_span_mismatch",
+                    "page": evidence.page,
+                    "start": evidence.start,
+                    "end": evidence.end,
+                    "quote": evidence.quote[:200],
+                    "document_text": None if actual is None else actual[:200],
+                }
+            )
     detail = {"fields_checked": checked, "attested_by_reviewer": sorted(f.attested)}
     if problems:
         return _Result(FAILED, problems[0]["reason"], problems[0]["field"], {**detail, "problems": problems})
@@ -575,25 +660,36 @@ def _check_evidence_values(f: _Facts) -> _Result:
         evidence = value.evidence
         if evidence is None or f.document.span(evidence.page, evidence.start, evidence.end) != evidence.quote:
             continue  # evidence_spans reports it; a quote not in the document says nothing
+        if value.value is None:
+            continue  # nothing is claimed, so nothing needs the quote's support
         kind = _kind(path)
         if kind == "document_type":
             continue  # "Rechnung", "Avoir", "Gutschrift (389)": the word is the evidence, not the value
         checked += 1
         longest = MAX_TEXT_QUOTE if kind == "text" else MAX_VALUE_QUOTE
         if len(evidence.quote) > longest:
-            problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200],
-                             "why": f"quote longer than {longest} characters"})
+            problems.append(
+                {
+                    "field": path,
+                    "value": value.value,
+                    "quote": evidence.quote[:200],
+                    "why": f"quote longer than {longest} characters",
+                }
+            )
         elif not _SUPPORTS[kind](path, value.value, evidence.quote, f):
             problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200]})
     if problems:
-        return _Result(FAILED, "evidence_value_mismatch", problems[0]["field"],
-                       {"fields_checked": checked, "problems": problems})
+        return _Result(
+            FAILED, "evidence_value_mismatch", problems[0]["field"], {"fields_checked": checked, "problems": problems}
+        )
     return _Result(PASSED, detail={"fields_checked": checked})
 
 
 # Numbers as printed: "1.234,50", "1,234.50", "1 234,50", "-7,67", "(7.67)", "7.67-", "19 %".
-_NUMBER = re.compile(r"(?P<neg>[-−–](?:\s?[^\d\s]{0,3}\s?)?|\(\s?[^\d\s]{0,3}\s?)?"
-                     r"(?P<digits>\d(?:[\d.,'’\u00a0\u202f ]*\d)?)(?P<trail>-|\s?\))?")
+_NUMBER = re.compile(
+    r"(?P<neg>[-−–](?:\s?[^\d\s]{0,3}\s?)?|\(\s?[^\d\s]{0,3}\s?)?"
+    r"(?P<digits>\d(?:[\d.,'’\u00a0\u202f ]*\d)?)(?P<trail>-|\s?\))?"
+)
 
 
 def printed_numbers(quote: str) -> set[Decimal]:
@@ -663,7 +759,7 @@ def printed_dates(quote: str) -> set[datetime.date]:
     return dates
 
 
-def _supports_date(path: str, value: str, quote: str, f: _Facts) -> bool:
+def _supports_date(_path: str, value: str, quote: str, _f: _Facts) -> bool:
     try:
         return datetime.date.fromisoformat(value.strip()) in printed_dates(quote)
     except ValueError:
@@ -674,7 +770,7 @@ def _supports_date(path: str, value: str, quote: str, f: _Facts) -> bool:
 _SIGN_CHARACTERS = re.compile("[" + "".join(re.escape(sign) for sign in CURRENCY_SIGNS if len(sign) == 1) + "]")
 
 
-def _supports_currency(path: str, value: str, quote: str, f: _Facts) -> bool:
+def _supports_currency(_path: str, value: str, quote: str, _f: _Facts) -> bool:
     code = value.strip().upper()
     if re.search(rf"(?<![A-Z]){re.escape(code)}(?![A-Z])", quote.upper()):
         return True
@@ -683,7 +779,7 @@ def _supports_currency(path: str, value: str, quote: str, f: _Facts) -> bool:
     return any(code in CURRENCY_SIGNS.get(token, ()) for token in tokens)
 
 
-def _supports_identifier(path: str, value: str, quote: str, f: _Facts) -> bool:
+def _supports_identifier(_path: str, value: str, quote: str, _f: _Facts) -> bool:
     wanted = normalize_vat_id(value)
     return bool(wanted) and wanted in normalize_vat_id(unicodedata.normalize("NFKC", quote))
 
@@ -692,7 +788,7 @@ def _comparable_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def _supports_text(path: str, value: str, quote: str, f: _Facts) -> bool:
+def _supports_text(_path: str, value: str, quote: str, _f: _Facts) -> bool:
     wanted = _comparable_text(value).strip(" .,:;#")
     return bool(wanted) and wanted in _comparable_text(quote)
 
@@ -708,9 +804,10 @@ _SUPPORTS: dict[str, Callable[[str, str, str, _Facts], bool]] = {
 
 # --- required fields (VAL-2) ---------------------------------------------------------------------
 
+
 def _check_required_fields(f: _Facts) -> _Result:
     values = dict(f.fields)
-    missing = [path for path in REQUIRED_FIELDS if values[path].value is None or not values[path].value.strip()]
+    missing = [path for path in REQUIRED_FIELDS if not (values[path].value or "").strip()]
     for index in range(f.line_count):
         if values[f"lines[{index}].net_amount"].value is None:
             missing.append(f"lines[{index}].net_amount")

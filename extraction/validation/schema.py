@@ -10,6 +10,7 @@ Two layers of checking, as VAL-1 describes: :func:`parse_invoice_v1` checks JSON
 amount or a date is asked of the typed accessors (:class:`FieldValueError`), so the validator
 can report *which* field is unusable instead of rejecting the whole answer.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -219,6 +220,7 @@ def _location(loc: tuple[int | str, ...]) -> str:
 # types as ["string", "null"], which pydantic's generator does not produce. A test keeps the
 # property names in step with the models above.
 
+
 def _object(properties: dict[str, Any], description: str = "") -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
@@ -241,7 +243,7 @@ def _field(description: str, *, enum: tuple[str, ...] | None = None) -> dict[str
     )
 
 
-_AMOUNT = "Decimal string with a dot, no thousands separator, e.g. \"1234.50\" or \"-7.67\"; null if absent."
+_AMOUNT = 'Decimal string with a dot, no thousands separator, e.g. "1234.50" or "-7.67"; null if absent.'
 _DATE = "Date as YYYY-MM-DD; null if absent."
 
 
@@ -257,39 +259,54 @@ def invoice_v1_json_schema() -> dict[str, Any]:
         },
         "Where the value is printed.",
     )
-    line = _object({
-        "description": _field("Item description as printed."),
-        "quantity": _field(_AMOUNT),
-        "unit_price": _field("Net unit price. " + _AMOUNT),
-        "net_amount": _field("Line net amount. " + _AMOUNT),
-        "tax_rate": _field("VAT rate in percent, e.g. \"19\" or \"5.5\"; null if absent."),
-        "tax_amount": _field("Line tax amount. " + _AMOUNT),
-    })
+    line = _object(
+        {
+            "description": _field("Item description as printed."),
+            "quantity": _field(_AMOUNT),
+            "unit_price": _field("Net unit price. " + _AMOUNT),
+            "net_amount": _field("Line net amount. " + _AMOUNT),
+            "tax_rate": _field('VAT rate in percent, e.g. "19" or "5.5"; null if absent.'),
+            "tax_amount": _field("Line tax amount. " + _AMOUNT),
+        }
+    )
     return {
         "type": "object",
         "$defs": {"evidence": evidence},
         "properties": {
             "schema": {"type": "string", "enum": [SCHEMA_ID]},
-            "document_type": _field("\"invoice\" or \"credit_note\".", enum=DOCUMENT_TYPES),
-            "supplier": _object({
-                "name": _field("Seller (supplier) name as printed."),
-                "vat_id": _field("Seller VAT identification number as printed."),
-                "iban": _field("Seller IBAN, without spaces."),
-            }),
+            "document_type": _field('"invoice" or "credit_note".', enum=DOCUMENT_TYPES),
+            "supplier": _object(
+                {
+                    "name": _field("Seller (supplier) name as printed."),
+                    "vat_id": _field("Seller VAT identification number as printed."),
+                    "iban": _field("Seller IBAN, without spaces."),
+                }
+            ),
             "invoice_number": _field("Invoice number as printed."),
             "issue_date": _field("Invoice date. " + _DATE),
             "due_date": _field("Payment due date. " + _DATE),
-            "currency": _field("Invoice currency as an ISO 4217 code, e.g. \"EUR\"."),
+            "currency": _field('Invoice currency as an ISO 4217 code, e.g. "EUR".'),
             "lines": {"type": "array", "items": line},
-            "totals": _object({
-                "net": _field("Total without VAT. " + _AMOUNT),
-                "tax": _field("Total VAT. " + _AMOUNT),
-                "gross": _field("Total with VAT. " + _AMOUNT),
-                "prepaid": _field("Amount already paid. " + _AMOUNT),
-                "amount_due": _field("Amount due for payment. " + _AMOUNT),
-            }),
+            "totals": _object(
+                {
+                    "net": _field("Total without VAT. " + _AMOUNT),
+                    "tax": _field("Total VAT. " + _AMOUNT),
+                    "gross": _field("Total with VAT. " + _AMOUNT),
+                    "prepaid": _field("Amount already paid. " + _AMOUNT),
+                    "amount_due": _field("Amount due for payment. " + _AMOUNT),
+                }
+            ),
         },
-        "required": ["schema", "document_type", "supplier", "invoice_number", "issue_date", "due_date",
-                     "currency", "lines", "totals"],
+        "required": [
+            "schema",
+            "document_type",
+            "supplier",
+            "invoice_number",
+            "issue_date",
+            "due_date",
+            "currency",
+            "lines",
+            "totals",
+        ],
         "additionalProperties": False,
     }

@@ -4,6 +4,7 @@ A supplier row stores its VAT id and IBAN normalized (upper case, no spaces or s
 the validator can look a supplier up with one indexed equality and the import can upsert on
 ``(tenant, vat_id)`` whatever spacing the source file used.
 """
+
 from __future__ import annotations
 
 import csv
@@ -84,8 +85,9 @@ def parse_supplier_csv(text: str) -> list[SupplierRow]:
         if None in record:
             problems.append(f"line {line}: more fields than header columns")
             continue
-        supplier = Supplier(name=record.get("name") or "", vat_id=record.get("vat_id") or "",
-                            iban=record.get("iban") or "")
+        supplier = Supplier(
+            name=record.get("name") or "", vat_id=record.get("vat_id") or "", iban=record.get("iban") or ""
+        )
         row_problems: list[str] = []
         try:
             supplier.clean()  # the admin's rule; it normalizes the fields even when it refuses them

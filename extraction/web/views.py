@@ -4,10 +4,11 @@ Pages are plain templates; the JavaScript under ``extraction/static/extraction/`
 the session (CSRF) through the public API, and stays live over the ``/ws/jobs/`` socket on
 daphne (polling with backoff and jitter when the socket is down).
 """
+
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import split_domain_port
 from django.shortcuts import render
@@ -18,12 +19,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.models import Membership, Principal, Role, role_at_least
+from accounts.models import Membership, Role, role_at_least
 from accounts.permissions import request_principal
 from config.problems import Problem
-
-from extraction.notify.consumers import SUBPROTOCOL, TICKET_PROTOCOL_PREFIX
 from extraction.models import DocumentText, ExtractionJob
+from extraction.notify.consumers import SUBPROTOCOL, TICKET_PROTOCOL_PREFIX
 from extraction.notify.listeners import Listener, issue_ticket, notify_setting
 
 
@@ -51,15 +51,23 @@ class NotificationTicketView(APIView):
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
         session_key = request.session.session_key if principal.user_id is not None else None
-        listener = Listener(tenant_id=str(principal.tenant.pk), role=principal.role, token_id=principal.token_id,
-                            user_id=principal.user_id, session_key=session_key)
+        listener = Listener(
+            tenant_id=str(principal.tenant.pk),
+            role=principal.role,
+            token_id=principal.token_id,
+            user_id=principal.user_id,
+            session_key=session_key,
+        )
         ticket = issue_ticket(listener)
-        return Response({
-            "ticket": ticket,
-            "expires_in": notify_setting("NOTIFY_TICKET_SECONDS"),
-            "ws_url": websocket_url(request),
-            "subprotocols": [SUBPROTOCOL, TICKET_PROTOCOL_PREFIX + ticket],
-        }, status=status.HTTP_201_CREATED)
+        return Response(
+            {
+                "ticket": ticket,
+                "expires_in": notify_setting("NOTIFY_TICKET_SECONDS"),
+                "ws_url": websocket_url(request),
+                "subprotocols": [SUBPROTOCOL, TICKET_PROTOCOL_PREFIX + ticket],
+            },
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class JobDocumentTextView(APIView):
@@ -74,16 +82,29 @@ class JobDocumentTextView(APIView):
             raise _not_found("extraction job")
         text = DocumentText.objects.filter(document_id=job.document_id).first()
         if text is None:
-            raise Problem("The document's text has not been extracted yet.", slug="document-text-not-ready",
-                          title="Not found", status_code=404)
-        return Response({"job_id": str(job.pk), "document_id": str(job.document_id), "source": text.source,
-                         "pages": list(text.pages)})
+            raise Problem(
+                "The document's text has not been extracted yet.",
+                slug="document-text-not-ready",
+                title="Not found",
+                status_code=404,
+            )
+        return Response(
+            {
+                "job_id": str(job.pk),
+                "document_id": str(job.document_id),
+                "source": text.source,
+                "pages": list(text.pages),
+            }
+        )
 
 
 def _membership(request: HttpRequest) -> Membership:
     user = request.user
-    membership = (Membership.objects.filter(user=user, revoked_at__isnull=True).first()
-                  if isinstance(user, AbstractBaseUser) else None)
+    membership = (
+        Membership.objects.filter(user=user, revoked_at__isnull=True).first()
+        if isinstance(user, AbstractBaseUser)
+        else None
+    )
     if membership is None:
         raise Http404("This user belongs to no tenant.")
     return membership
@@ -95,12 +116,16 @@ def job_page(request: HttpRequest, job_id) -> HttpResponse:
     job = ExtractionJob.objects.filter(tenant_id=membership.tenant_id, pk=job_id).first()
     if job is None:
         raise Http404("No such extraction job.")
-    return render(request, "jobs/detail.html", {
-        "job": job,
-        "membership": membership,
-        "reviewer": role_at_least(membership.role, Role.REVIEWER),
-        "review_url": _review_url(job),
-    })
+    return render(
+        request,
+        "jobs/detail.html",
+        {
+            "job": job,
+            "membership": membership,
+            "reviewer": role_at_least(membership.role, Role.REVIEWER),
+            "review_url": _review_url(job),
+        },
+    )
 
 
 def _review_url(job: ExtractionJob) -> str:

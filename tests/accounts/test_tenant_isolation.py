@@ -1,5 +1,6 @@
 """Tenant scope (API-1): another tenant's object answers exactly like one that does not exist —
 404 with a problem body, never 403 and never the object."""
+
 from __future__ import annotations
 
 import uuid

@@ -1,5 +1,6 @@
 """API tokens: Bearer authentication, hashed storage, last use, and the commands that issue
 and revoke them. Session login is the browser's way in and must land in the same tenant."""
+
 from __future__ import annotations
 
 import hashlib
@@ -46,8 +47,9 @@ def test_request_without_credentials_is_401(db):
 
 
 def test_unknown_token_is_401(tenant_a):
-    assert_unauthorized(client_with("Bearer dx_00000000_not-a-real-token").get(JOBS_URL),
-                        "/problems/authentication-failed")
+    assert_unauthorized(
+        client_with("Bearer dx_00000000_not-a-real-token").get(JOBS_URL), "/problems/authentication-failed"
+    )
 
 
 @pytest.mark.parametrize("header", ["Bearer", "Bearer    ", "Bearer two words"])

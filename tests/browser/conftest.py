@@ -2,6 +2,7 @@
 process), daphne (WebSocket), the notifier, the outbox relay, Celery workers and the
 scheduler (subprocesses), all on the test database, with the built-in extractor; and
 Debian's chromium driven by Playwright (never a downloaded browser)."""
+
 from __future__ import annotations
 
 import socket
@@ -20,8 +21,15 @@ from tests.factories import make_tenant, unique_slug
 from tests.system import VENV_BIN, SystemProcesses, system_env
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:
@@ -63,8 +71,9 @@ class SocketServer:
 
     def daphne(self) -> int:
         self.port = free_port()
-        self.processes.start("daphne", [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(self.port),
-                                        "config.asgi:application"])
+        self.processes.start(
+            "daphne", [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"]
+        )
         wait_for_port(self.port)
         # The live server (this process) hands this URL to the browser with each ticket.
         self.settings.NOTIFY_WS_PORT = self.port

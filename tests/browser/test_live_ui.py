@@ -2,6 +2,7 @@
 drop) with progress, watch the jobs reach SUCCEEDED without reloading (over the WebSocket,
 or by polling when the socket server is down), and read a job's fields with their evidence
 highlighted in the untrusted document text."""
+
 from __future__ import annotations
 
 import pytest
@@ -45,11 +46,15 @@ def wait_for_row_state(page, system, job_id: str, state: str) -> None:
     try:
         page.wait_for_selector(f"#job-rows tr[data-job-id='{job_id}'][data-state={state}]", timeout=90_000)
     except PlaywrightTimeout as timed_out:
-        events = list(JobEvent.objects.filter(job_id=job_id).order_by("id").values_list("id", "state_version", "to_state"))
+        events = list(
+            JobEvent.objects.filter(job_id=job_id).order_by("id").values_list("id", "state_version", "to_state")
+        )
         row = page.locator(f"#job-rows tr[data-job-id='{job_id}']")
         shown = row.evaluate("r => r.outerHTML") if row.count() else "no row"
-        raise AssertionError(f"job {job_id} not shown as {state}: events {events}; row {shown}; "
-                             f"mode {page.get_attribute('#live-mode', 'data-mode')}\n{system.processes.logs()}") from timed_out
+        raise AssertionError(
+            f"job {job_id} not shown as {state}: events {events}; row {shown}; "
+            f"mode {page.get_attribute('#live-mode', 'data-mode')}\n{system.processes.logs()}"
+        ) from timed_out
 
 
 def uploaded_job_id(page, file_name: str) -> str:
@@ -58,8 +63,9 @@ def uploaded_job_id(page, file_name: str) -> str:
     return row.get_attribute("data-job-id")
 
 
-def test_uploaded_invoices_finish_live_and_show_highlighted_evidence(system, live_server, member, browser_page,
-                                                                     tmp_path):
+def test_uploaded_invoices_finish_live_and_show_highlighted_evidence(
+    system, live_server, member, browser_page, tmp_path
+):
     system.daphne()
     page = browser_page
     log_in(page, live_server.url, member)
@@ -96,8 +102,9 @@ def test_uploaded_invoices_finish_live_and_show_highlighted_evidence(system, liv
     assert page.locator("#review-link").is_hidden()  # only for jobs waiting for review
 
 
-def test_without_the_socket_server_the_list_still_updates_by_polling(system, live_server, member, browser_page,
-                                                                     tmp_path):
+def test_without_the_socket_server_the_list_still_updates_by_polling(
+    system, live_server, member, browser_page, tmp_path
+):
     page = browser_page  # no daphne: the ticket names a socket nobody answers
     log_in(page, live_server.url, member)
     page.wait_for_selector("#live-mode[data-mode=polling]")

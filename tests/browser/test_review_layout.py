@@ -1,6 +1,7 @@
 """The reviewer's screen in a real browser at a laptop's 1280×800: the extracted fields with
 their evidence and the document text sit side by side and never overlap, even when the
 evidence is a long unbroken token (a mangled IBAN, a supplier name without spaces)."""
+
 from __future__ import annotations
 
 import uuid
@@ -27,8 +28,10 @@ def answer_with_long_evidence(text: str) -> dict:
     answer = extract_invoice(extract_document_text(ELEKTRON.read_bytes(), "application/pdf"))
     for name, token in (("name", SUPPLIER), ("iban", IBAN_LIKE)):
         start = text.index(token)
-        answer["supplier"][name] = {"value": token, "evidence": {"page": 1, "start": start,
-                                                                 "end": start + len(token), "quote": token}}
+        answer["supplier"][name] = {
+            "value": token,
+            "evidence": {"page": 1, "start": start, "end": start + len(token), "quote": token},
+        }
     return answer
 
 
@@ -43,8 +46,9 @@ def job(transactional_db):
 
 @pytest.fixture
 def reviewer(job):
-    user = get_user_model().objects.create_user(username=f"rev-{uuid.uuid4().hex[:8]}", password=PASSWORD,
-                                                is_staff=True)
+    user = get_user_model().objects.create_user(
+        username=f"rev-{uuid.uuid4().hex[:8]}", password=PASSWORD, is_staff=True
+    )
     Membership.objects.create(user=user, tenant=job.tenant, role=Role.REVIEWER)
     return user
 
@@ -53,8 +57,7 @@ def right(box: dict) -> float:
     return box["x"] + box["width"]
 
 
-def test_evidence_column_never_overlaps_the_document_text_at_1280(live_server, job, reviewer, browser_page,
-                                                                   tmp_path):
+def test_evidence_column_never_overlaps_the_document_text_at_1280(live_server, job, reviewer, browser_page, tmp_path):
     page = browser_page
     page.set_viewport_size(VIEWPORT)
     log_in(page, live_server.url, reviewer)
@@ -72,7 +75,8 @@ def test_evidence_column_never_overlaps_the_document_text_at_1280(live_server, j
             const r = c.getBoundingClientRect();
             return {text: c.innerText.slice(0, 80), x: r.x, width: r.width,
                     scrollWidth: c.scrollWidth, clientWidth: c.clientWidth};
-        })""")
+        })"""
+    )
     widest = max(cells, key=right)
     seen = f"fields column {column}, document panel {document}, widest evidence cell {widest}; screenshot {shot}"
     assert right(column) <= document["x"], seen

@@ -1,5 +1,6 @@
 """Liveness and readiness probes against the real PostgreSQL, RabbitMQ and Redis. An outage is
 simulated by pointing a setting at a closed loopback port, never by stopping a service."""
+
 from __future__ import annotations
 
 import pytest

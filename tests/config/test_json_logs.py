@@ -1,4 +1,5 @@
 """JSON log lines carry an RFC 3339 UTC timestamp with milliseconds, taken from the record."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """/metrics: the Prometheus text format, values that follow the job rows and the limiter, and
 access restricted to loopback clients or the metrics token."""
+
 from __future__ import annotations
 
 import re
@@ -64,9 +65,19 @@ def scrape(**request_meta) -> tuple[int, str]:
 @pytest.fixture
 def pool(db, settings):
     name = f"metrics-{uuid.uuid4().hex[:10]}"
-    settings.PROVIDER_POOLS = {name: {"provider": "builtin", "model": "m", "requests_per_minute": 100,
-                                      "tokens_per_minute": 50_000, "max_in_flight": 4, "reserved_tokens": 1000}}
-    settings.MODEL_POLICIES = {POLICY: {"provider_pool": name, "reserved_tokens": 1000, "price_per_1k_tokens_micros": 0}}
+    settings.PROVIDER_POOLS = {
+        name: {
+            "provider": "builtin",
+            "model": "m",
+            "requests_per_minute": 100,
+            "tokens_per_minute": 50_000,
+            "max_in_flight": 4,
+            "reserved_tokens": 1000,
+        }
+    }
+    settings.MODEL_POLICIES = {
+        POLICY: {"provider_pool": name, "reserved_tokens": 1000, "price_per_1k_tokens_micros": 0}
+    }
     limiter.reset_pool(name)
     yield name
     limiter.reset_pool(name)
@@ -91,8 +102,15 @@ def jobs(pool):
     return ids
 
 
-EXPECTED_STATES = {"ACCEPTED": 1, "READY": 3, "RETRY_SCHEDULED": 1, "RUNNING": 1, "SUCCEEDED": 3,
-                   "FAILED_TERMINAL": 2, "REVIEW_REQUIRED": 1}
+EXPECTED_STATES = {
+    "ACCEPTED": 1,
+    "READY": 3,
+    "RETRY_SCHEDULED": 1,
+    "RUNNING": 1,
+    "SUCCEEDED": 3,
+    "FAILED_TERMINAL": 2,
+    "REVIEW_REQUIRED": 1,
+}
 
 
 def state_counts(samples) -> dict[str, float]:

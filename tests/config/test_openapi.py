@@ -1,4 +1,5 @@
 """The published OpenAPI document describes the API a client can call."""
+
 from __future__ import annotations
 
 import json

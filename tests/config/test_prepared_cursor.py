@@ -1,6 +1,7 @@
 """The hot paths' prepared cursor: database errors arrive as Django's classes (so a database
 blip is told from a refusal, and Django drops a broken connection), and statements asked to
 be prepared are prepared on the server."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,9 @@ PREPARED_STATEMENTS_ON = settings.DATABASES["default"]["OPTIONS"]["prepare_thres
 def _second_connection() -> psycopg.Connection[Any]:
     """A connection of our own to the test database, beside Django's."""
     s = connection.settings_dict
-    return psycopg.connect(host=s["HOST"], port=s["PORT"], user=s["USER"], password=s["PASSWORD"],
-                           dbname=s["NAME"], autocommit=True)
+    return psycopg.connect(
+        host=s["HOST"], port=s["PORT"], user=s["USER"], password=s["PASSWORD"], dbname=s["NAME"], autocommit=True
+    )
 
 
 def _terminate_backends(where: str, params: list[Any]) -> list[int]:
@@ -38,8 +40,12 @@ def _terminate_backends(where: str, params: list[Any]) -> list[int]:
         pids = [pid for (pid,) in admin.execute(f"SELECT pid FROM pg_stat_activity WHERE {where}", params)]
         assert pids, "no backend to terminate"
         admin.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [pids])
-        wait_for(lambda: admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)",
-                                       [pids]).fetchone() == (0,), timeout=10)
+        wait_for(
+            lambda: (
+                admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [pids]).fetchone() == (0,)
+            ),
+            timeout=10,
+        )
     return pids
 
 
@@ -50,7 +56,8 @@ def closed_afterwards(transactional_db: None) -> Iterator[None]:
 
 
 def test_a_terminated_backend_is_djangos_operational_error_and_the_connection_is_dropped(
-        closed_afterwards: None) -> None:
+    closed_afterwards: None,
+) -> None:
     connection.ensure_connection()
     _terminate_backends("pid = %s", [connection.connection.info.backend_pid])
 
@@ -106,8 +113,9 @@ def test_a_statement_asked_to_be_prepared_is_prepared_on_the_server() -> None:
         for value in (41, 1):
             cursor.execute("SELECT %s::int + 1 AS answer_prepared_once", [value], prepare=True)
         assert cursor.fetchone() == (2,)
-        cursor.execute("SELECT statement, from_sql FROM pg_prepared_statements"
-                       " WHERE statement LIKE %s", ["%answer_prepared_once"])
+        cursor.execute(
+            "SELECT statement, from_sql FROM pg_prepared_statements WHERE statement LIKE %s", ["%answer_prepared_once"]
+        )
         assert cursor.fetchall() == [("SELECT $1::int + 1 AS answer_prepared_once", False)]
 
 
@@ -150,8 +158,9 @@ def _state(job_id: str) -> str:
 
 
 @pytest.mark.slow
-def test_ingress_survives_its_backend_being_terminated(processes: SystemProcesses, broker: str,
-                                                        task_events: list[dict[str, Any]]) -> None:
+def test_ingress_survives_its_backend_being_terminated(
+    processes: SystemProcesses, broker: str, task_events: list[dict[str, Any]]
+) -> None:
     """The ingress meets a pooled connection whose backend PostgreSQL terminated: the step fails
     with a database error, the message is requeued (not acked, not dead-lettered), and the
     redelivery takes the job in, once."""
@@ -162,11 +171,30 @@ def test_ingress_survives_its_backend_being_terminated(processes: SystemProcesse
     # A pool of one named connection: the test knows which backend is the ingress's, and only
     # the first delivery can meet it dead. Task events (-E) show each delivery's outcome. No
     # scheduler runs, so nothing but a redelivery can take the job in.
-    ingress = processes.start("ingress", [
-        str(VENV_BIN / "celery"), "-A", "config", "worker", "-Q", "ingress", "--pool", "threads",
-        "--concurrency", "2", "-n", f"ingress-{os.getpid()}@%h", "--without-mingle", "--without-gossip",
-        "--loglevel", "INFO", "-E",
-    ], POSTGRES_POOL_MAX_SIZE="1", PGAPPNAME=INGRESS_APPLICATION)
+    ingress = processes.start(
+        "ingress",
+        [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "ingress",
+            "--pool",
+            "threads",
+            "--concurrency",
+            "2",
+            "-n",
+            f"ingress-{os.getpid()}@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+            "-E",
+        ],
+        POSTGRES_POOL_MAX_SIZE="1",
+        PGAPPNAME=INGRESS_APPLICATION,
+    )
 
     warm_up = submit(tenant, content=unique_invoice())  # the ingress's pool now holds a connection that has worked
     wait_for(lambda: _state(warm_up) == "READY", timeout=60, message=processes.logs)
@@ -174,8 +202,11 @@ def test_ingress_survives_its_backend_being_terminated(processes: SystemProcesse
     os.killpg(ingress.pid, signal.SIGSTOP)
     job_id = submit(tenant, content=unique_invoice())
     requested = OutboxEvent.objects.get(job_id=job_id, event_type=REQUESTED)
-    wait_for(lambda: OutboxEvent.objects.filter(pk=requested.pk, published_at__isnull=False).exists(),
-             timeout=30, message=processes.logs)
+    wait_for(
+        lambda: OutboxEvent.objects.filter(pk=requested.pk, published_at__isnull=False).exists(),
+        timeout=30,
+        message=processes.logs,
+    )
     _terminate_backends("application_name = %s", [INGRESS_APPLICATION])
     os.killpg(ingress.pid, signal.SIGCONT)
 
@@ -183,8 +214,11 @@ def test_ingress_survives_its_backend_being_terminated(processes: SystemProcesse
     task_id = str(requested.event_id)
 
     def outcomes() -> list[tuple[str, bool | None]]:
-        return [(e["type"], e.get("requeue")) for e in task_events
-                if e.get("uuid") == task_id and e["type"] in ("task-rejected", "task-succeeded", "task-failed")]
+        return [
+            (e["type"], e.get("requeue"))
+            for e in task_events
+            if e.get("uuid") == task_id and e["type"] in ("task-rejected", "task-succeeded", "task-failed")
+        ]
 
     wait_for(lambda: ("task-succeeded", None) in outcomes(), timeout=30, message=lambda: repr(outcomes()))
     assert outcomes() == [("task-rejected", True), ("task-succeeded", None)]  # requeued, then taken in

@@ -1,5 +1,6 @@
 """Boolean switches in the environment: the accepted spellings, and a misspelling stops the
 process with the variable and its value instead of quietly reading as off."""
+
 from __future__ import annotations
 
 import os
@@ -19,9 +20,16 @@ def _import_settings(**variables: str) -> subprocess.CompletedProcess[str]:
     """Import the settings in a fresh interpreter, as every process of the system does."""
     env = {**os.environ, "DJANGO_DEVELOPMENT": "1", **variables}
     return subprocess.run(
-        [sys.executable, "-c", "import config.settings as s; print(s.DEBUG, s.DATABASES['default']['OPTIONS']"
-                               "['prepare_threshold'])"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            "import config.settings as s; print(s.DEBUG, s.DATABASES['default']['OPTIONS']['prepare_threshold'])",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -72,6 +80,4 @@ def test_anything_else_names_the_variable_and_value(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("SOME_SWITCH", value)
     with pytest.raises(ImproperlyConfigured) as raised:
         env_bool("SOME_SWITCH", False)
-    assert str(raised.value) == (
-        f"SOME_SWITCH={value!r} is not a boolean: use one of 1/true/yes/on or 0/false/no/off."
-    )
+    assert str(raised.value) == (f"SOME_SWITCH={value!r} is not a boolean: use one of 1/true/yes/on or 0/false/no/off.")

@@ -53,11 +53,10 @@ def scripted_erp():
     server_ref: dict[str, ScriptedErp] = {}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's name
+        def do_POST(self):  # http.server's name
             erp = server_ref["erp"]
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            erp.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body,
-                                         time.time()))
+            erp.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time()))
             status, headers, payload = erp.answers.pop(0) if erp.answers else erp.default
             self.send_response(status)
             for name, value in headers.items():

@@ -37,7 +37,7 @@ def active_endpoint(
 def fake_resolver(table: dict[str, list[str]]) -> Callable:
     """A getaddrinfo stand-in: never real DNS."""
 
-    def resolve(host, port, family=0, type=0, proto=0, flags=0):  # noqa: A002 - getaddrinfo's names
+    def resolve(host, port, family=0, type=0, proto=0, flags=0):  # getaddrinfo's names
         if host not in table:
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         out = []

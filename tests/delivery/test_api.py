@@ -1,5 +1,6 @@
 """The webhook-endpoint API: registration shows the secret once, vets the URL, needs the admin
 role; rotation; disabling; tenant isolation; problem+json errors."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,8 +49,16 @@ def test_an_endpoint_that_never_answers_2xx_stays_pending(tenant, scripted_erp, 
     assert WebhookEndpoint.objects.get(pk=body["id"]).status == "pending_verification"
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/erp/x/webhooks", "https://10.0.0.1/hook",
-                                 "https://169.254.169.254/", "https://[::ffff:127.0.0.1]/", "https://2130706433/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/erp/x/webhooks",
+        "https://10.0.0.1/hook",
+        "https://169.254.169.254/",
+        "https://[::ffff:127.0.0.1]/",
+        "https://2130706433/",
+    ],
+)
 def test_registration_refuses_urls_the_egress_rule_refuses(tenant, url, settings, connect_guard):
     settings.EGRESS_ALLOW_LOOPBACK = False
     response = _create(tenant, url)
@@ -103,5 +112,7 @@ def test_delete_disables_the_endpoint_and_fan_out_skips_it(tenant, scripted_erp,
     endpoint = WebhookEndpoint.objects.get(pk=body["id"])
     assert endpoint.status == "disabled"
     assert not Delivery.objects.filter(endpoint=endpoint, state="pending").exists()  # verification cancelled
-    assert tenant.client.get(f"/api/v1/webhook-endpoints/{body['id']}/deliveries").json()["results"][0][
-        "state"] == "failed"
+    assert (
+        tenant.client.get(f"/api/v1/webhook-endpoints/{body['id']}/deliveries").json()["results"][0]["state"]
+        == "failed"
+    )

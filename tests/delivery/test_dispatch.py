@@ -1,5 +1,6 @@
 """The delivery state machine against a real HTTP receiver on 127.0.0.1 and real PostgreSQL:
 signing, retries, 410, 429, 3xx, 401/403, the circuit breaker, rotation, leases, redelivery."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -96,8 +97,11 @@ def test_retry_resends_the_same_id_and_bytes_with_a_fresh_signature(tenant, scri
     assert int(first.headers["webhook-timestamp"]) <= claim.timestamp
     for request in (first, second):
         Webhook(secret).verify(request.body, request.headers)
-    outcomes = list(DeliveryAttempt.objects.filter(delivery=delivery).order_by("number")
-                    .values_list("number", "outcome", "http_status"))
+    outcomes = list(
+        DeliveryAttempt.objects.filter(delivery=delivery)
+        .order_by("number")
+        .values_list("number", "outcome", "http_status")
+    )
     assert outcomes == [(1, "http_error", 500), (2, "delivered", 200)]
 
 
@@ -247,8 +251,9 @@ def test_rotation_signs_with_both_secrets_and_either_verifies(tenant, scripted_e
 
     # After the window only the new key signs.
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE webhook_secrets SET expires_at = now() - interval '1 second' WHERE key_id = %s",
-                       [previous_key])
+        cursor.execute(
+            "UPDATE webhook_secrets SET expires_at = now() - interval '1 second' WHERE key_id = %s", [previous_key]
+        )
     second = _fan_out(completed_job(tenant)[1])
     assert dispatch.deliver(second.pk) == "delivered"
     request = scripted_erp.received[-1]
@@ -270,9 +275,11 @@ def test_fan_out_twice_creates_each_delivery_once_with_a_stable_id(tenant, scrip
 
 def test_review_required_job_never_produces_a_completed_delivery(tenant, scripted_erp, loopback):
     completed_only, _ = active_endpoint(tenant, scripted_erp.url)
-    everything, secret = active_endpoint(tenant, scripted_erp.url.replace("/hooks", "/all"),
-                                         types=("extraction.completed.v1", "extraction.review_required.v1",
-                                                "extraction.failed.v1"))
+    everything, secret = active_endpoint(
+        tenant,
+        scripted_erp.url.replace("/hooks", "/all"),
+        types=("extraction.completed.v1", "extraction.review_required.v1", "extraction.failed.v1"),
+    )
     _, outbox = completed_job(tenant, review_required=True)
     fan_out = dispatch.fan_out_event(outbox.event_id)
     assert [Delivery.objects.get(pk=d).endpoint_id for d in fan_out.created] == [everything.pk]
@@ -290,8 +297,9 @@ def test_an_expired_sending_lease_is_sent_again_under_the_same_id(tenant, script
     delivery = _fan_out(completed_job(tenant)[1])
     claim = dispatch.claim_delivery(delivery.pk)  # the sender dies here
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE webhook_deliveries SET lease_until = now() - interval '1 second' WHERE id = %s",
-                       [delivery.pk])
+        cursor.execute(
+            "UPDATE webhook_deliveries SET lease_until = now() - interval '1 second' WHERE id = %s", [delivery.pk]
+        )
     assert dispatch.reap_expired_delivery_leases() == 1
     assert DeliveryAttempt.objects.get(delivery=delivery, number=1).outcome == "unknown"
     assert dispatch.deliver(delivery.pk) == "delivered"
@@ -331,7 +339,8 @@ def test_an_endpoint_failing_for_days_is_disabled(tenant, scripted_erp, loopback
     endpoint, _ = active_endpoint(tenant, scripted_erp.url)
     delivery = _fan_out(completed_job(tenant)[1])
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
-        failing_since=timezone.now() - timedelta(days=settings.WEBHOOK_AUTO_DISABLE_DAYS + 1), consecutive_failures=1)
+        failing_since=timezone.now() - timedelta(days=settings.WEBHOOK_AUTO_DISABLE_DAYS + 1), consecutive_failures=1
+    )
     scripted_erp.answer(500)
     dispatch.deliver(delivery.pk)
     endpoint.refresh_from_db()

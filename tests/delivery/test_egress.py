@@ -2,6 +2,7 @@
 
 This machine forbids traffic to non-loopback addresses, so nothing here may connect to one:
 name resolution is a fake resolver (never real DNS) and every socket connect is guarded."""
+
 from __future__ import annotations
 
 import socket
@@ -70,9 +71,14 @@ def test_loopback_switch_allows_nothing_but_plain_loopback(url, connect_guard, s
     assert connect_guard.attempts == []
 
 
-@pytest.mark.parametrize(("url", "address"), [("http://127.0.0.1:8000/erp/demo/webhooks", "127.0.0.1"),
-                                              ("https://127.0.0.2/hook", "127.0.0.2"),
-                                              ("http://[::1]:8000/hook", "::1")])
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("http://127.0.0.1:8000/erp/demo/webhooks", "127.0.0.1"),
+        ("https://127.0.0.2/hook", "127.0.0.2"),
+        ("http://[::1]:8000/hook", "::1"),
+    ],
+)
 def test_loopback_switch_allows_plain_loopback(url, address, settings):
     settings.EGRESS_ALLOW_LOOPBACK = True
     assert vet_url(url).addresses == (address,)
@@ -113,14 +119,17 @@ def test_a_public_name_is_pinned_to_its_vetted_addresses_with_host_kept():
     assert target.path == "/hooks/in?tenant=7"
 
 
-@pytest.mark.parametrize("url, reason", [
-    ("http://erp.example.com/hook", "https"),
-    ("ftp://erp.example.com/hook", "https"),
-    ("https://user:pw@erp.example.com/hook", "credentials"),
-    ("https://erp.example.com:22/hook", "port"),
-    ("https:///hook", "no host"),
-    ("https://erp.example.com/hook\nX-Injected: 1", "single line"),
-])
+@pytest.mark.parametrize(
+    "url, reason",
+    [
+        ("http://erp.example.com/hook", "https"),
+        ("ftp://erp.example.com/hook", "https"),
+        ("https://user:pw@erp.example.com/hook", "credentials"),
+        ("https://erp.example.com:22/hook", "port"),
+        ("https:///hook", "no host"),
+        ("https://erp.example.com/hook\nX-Injected: 1", "single line"),
+    ],
+)
 def test_url_shape_is_refused(url, reason):
     resolver = fake_resolver({"erp.example.com": ["93.184.216.34"]})
     with pytest.raises(EgressRefused, match=reason):

@@ -2,6 +2,7 @@
 exactly once (DLV-1, DLV-3). Real processes: relay, ingress/LLM workers, a delivery worker on
 the ``delivery`` queue, the schedulers, the provider simulator, and the reference ERP served
 by a real gunicorn process that is stopped and started again."""
+
 from __future__ import annotations
 
 import socket
@@ -50,8 +51,9 @@ def system(transactional_db, broker, sim, settings, tmp_path):
     settings.EGRESS_ALLOW_LOOPBACK = True
     settings.WEBHOOK_TIMEOUT_SECONDS = float(FAST_DELIVERY["WEBHOOK_TIMEOUT_SECONDS"])
     group = SystemProcesses(
-        env=system_env(broker_url=broker, simulator_url=sim.base_url, media_root=Path(settings.MEDIA_ROOT),
-                       **FAST_DELIVERY),
+        env=system_env(
+            broker_url=broker, simulator_url=sim.base_url, media_root=Path(settings.MEDIA_ROOT), **FAST_DELIVERY
+        ),
         log_dir=tmp_path,
     )
     yield group
@@ -59,8 +61,10 @@ def system(transactional_db, broker, sim, settings, tmp_path):
 
 
 def _start_erp(system: SystemProcesses, port: int) -> None:
-    system.start("erp", [str(VENV_BIN / "gunicorn"), "config.wsgi", "--workers", "2", "--threads", "4",
-                         "--bind", f"127.0.0.1:{port}"])
+    system.start(
+        "erp",
+        [str(VENV_BIN / "gunicorn"), "config.wsgi", "--workers", "2", "--threads", "4", "--bind", f"127.0.0.1:{port}"],
+    )
     wait_for(lambda: _healthy(port), timeout=30, message=system.logs)
 
 
@@ -75,10 +79,16 @@ def _healthy(port: int) -> bool:
 def test_erp_down_then_up_every_invoice_lands_in_the_ledger_exactly_once(system, tenant):
     port = _free_port()
     _start_erp(system, port)
-    registration = register_endpoint(tenant=tenant.tenant, url=f"http://127.0.0.1:{port}/erp/erp-e2e/webhooks",
-                                     event_types=["extraction.completed.v1"])
-    ErpConnection.objects.create(slug="erp-e2e", tenant_label="e2e", secrets=[
-        {"key_id": registration.secret.key_id, "secret": registration.secret.secret}])
+    registration = register_endpoint(
+        tenant=tenant.tenant,
+        url=f"http://127.0.0.1:{port}/erp/erp-e2e/webhooks",
+        event_types=["extraction.completed.v1"],
+    )
+    ErpConnection.objects.create(
+        slug="erp-e2e",
+        tenant_label="e2e",
+        secrets=[{"key_id": registration.secret.key_id, "secret": registration.secret.secret}],
+    )
     assert dispatch.deliver(registration.verification_delivery_id) == "delivered"
     system.kill("erp")  # the ERP goes down
 
@@ -93,8 +103,14 @@ def test_erp_down_then_up_every_invoice_lands_in_the_ledger_exactly_once(system,
 
     def every_delivery_failed_once() -> bool:
         deliveries = Delivery.objects.filter(endpoint_id=registration.endpoint.pk, is_verification=False)
-        return deliveries.count() == JOBS and DeliveryAttempt.objects.filter(
-            delivery__in=deliveries, outcome="connection_error").values("delivery").distinct().count() == JOBS
+        return (
+            deliveries.count() == JOBS
+            and DeliveryAttempt.objects.filter(delivery__in=deliveries, outcome="connection_error")
+            .values("delivery")
+            .distinct()
+            .count()
+            == JOBS
+        )
 
     wait_for(every_delivery_failed_once, timeout=60, message=system.logs)
     assert not ErpLedgerEntry.objects.exists()

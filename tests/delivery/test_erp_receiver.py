@@ -1,6 +1,7 @@
 """The reference ERP receiver (DLV-3) and the reusable helper module: signature, timestamp
 window, durable dedup by webhook-id with a digest, one ledger posting per job; and the
 dispatcher delivering into it over real HTTP (the live server on 127.0.0.1)."""
+
 from __future__ import annotations
 
 import os
@@ -28,16 +29,29 @@ OTHER_SECRET = "whsec_" + "dGhpcyBpcyBhbm90aGVyIHNlY3JldCBrZXkh"
 
 def _event(job_id: str | None = None, *, invoice: str = "INV-1") -> dict:
     output = {**SAMPLE_OUTPUT, "invoice_number": {"value": invoice, "evidence": None}}
-    return {"type": "extraction.completed.v1", "timestamp": "2026-11-02T10:00:00Z",
-            "data": {"job_id": job_id or str(uuid.uuid4()), "state": "SUCCEEDED", "state_version": 4,
-                     "result": {"output": output, "validation": {}}}}
+    return {
+        "type": "extraction.completed.v1",
+        "timestamp": "2026-11-02T10:00:00Z",
+        "data": {
+            "job_id": job_id or str(uuid.uuid4()),
+            "state": "SUCCEEDED",
+            "state_version": 4,
+            "result": {"output": output, "validation": {}},
+        },
+    }
 
 
 def _signed(body: bytes, *, webhook_id: str | None = None, secret: str = SECRET, at: int | None = None) -> dict:
     webhook_id = webhook_id or str(uuid.uuid4())
     timestamp = int(time.time()) if at is None else at
-    headers = dict(signing.signed_headers([signing.SigningKey("key_a", signing.decode_secret(secret))],
-                                          webhook_id=webhook_id, timestamp=timestamp, body=body))
+    headers = dict(
+        signing.signed_headers(
+            [signing.SigningKey("key_a", signing.decode_secret(secret))],
+            webhook_id=webhook_id,
+            timestamp=timestamp,
+            body=body,
+        )
+    )
     return {f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items() if k != "Content-Type"}
 
 
@@ -47,7 +61,9 @@ def _post(client: Client, body: bytes, headers: dict, slug: str = "acme"):
 
 @pytest.fixture
 def erp(db) -> ErpConnection:
-    return ErpConnection.objects.create(slug="acme", tenant_label="ACME", secrets=[{"key_id": "key_a", "secret": SECRET}])
+    return ErpConnection.objects.create(
+        slug="acme", tenant_label="ACME", secrets=[{"key_id": "key_a", "secret": SECRET}]
+    )
 
 
 def test_a_signed_completed_event_posts_the_invoice_once(erp):
@@ -61,7 +77,11 @@ def test_a_signed_completed_event_posts_the_invoice_once(erp):
     assert ErpInboxEntry.objects.count() == 1
     entry = ErpLedgerEntry.objects.get()
     assert (entry.invoice_number, entry.supplier_name, entry.currency, entry.total) == (
-        "INV-1", "ACME Supplies GmbH", "EUR", "119.00")
+        "INV-1",
+        "ACME Supplies GmbH",
+        "EUR",
+        "119.00",
+    )
 
 
 def test_a_bad_signature_is_refused(erp):
@@ -122,8 +142,10 @@ def test_an_unknown_connection_is_404(erp):
 
 def test_helper_accepts_either_secret_during_a_rotation():
     body = b'{"type":"extraction.completed.v1"}'
-    keys = [signing.SigningKey("key_new", signing.decode_secret(OTHER_SECRET)),
-            signing.SigningKey("key_old", signing.decode_secret(SECRET))]
+    keys = [
+        signing.SigningKey("key_new", signing.decode_secret(OTHER_SECRET)),
+        signing.SigningKey("key_old", signing.decode_secret(SECRET)),
+    ]
     headers = dict(signing.signed_headers(keys, webhook_id="msg_1", timestamp=int(time.time()), body=body))
     assert receiver.verify(body, headers, [("old", SECRET)]).key_id == "old"
     assert receiver.verify(body, headers, [("new", OTHER_SECRET)]).key_id == "new"
@@ -149,14 +171,21 @@ def test_helper_agrees_with_the_standardwebhooks_signer():
 
 # --- the dispatcher into the live ERP over HTTP ----------------------------------------------------------
 
+
 def _connect_demo_erp(tenant, live_server) -> ErpConnection:
     """What setup_demo_erp does: register an endpoint at the ERP and give the ERP its secret."""
     from delivery.endpoints import register_endpoint
 
-    registration = register_endpoint(tenant=tenant.tenant, url=f"{live_server.url}/erp/{tenant.tenant.slug}/webhooks",
-                                     event_types=["extraction.completed.v1", "extraction.review_required.v1"])
-    erp = ErpConnection.objects.create(slug=tenant.tenant.slug, tenant_label="t", secrets=[
-        {"key_id": registration.secret.key_id, "secret": registration.secret.secret}])
+    registration = register_endpoint(
+        tenant=tenant.tenant,
+        url=f"{live_server.url}/erp/{tenant.tenant.slug}/webhooks",
+        event_types=["extraction.completed.v1", "extraction.review_required.v1"],
+    )
+    erp = ErpConnection.objects.create(
+        slug=tenant.tenant.slug,
+        tenant_label="t",
+        secrets=[{"key_id": registration.secret.key_id, "secret": registration.secret.secret}],
+    )
     assert dispatch.deliver(registration.verification_delivery_id) == "delivered"
     return erp
 
@@ -170,8 +199,15 @@ def test_review_required_job_reaches_no_ledger_until_approved(tenant, live_serve
     assert not ErpLedgerEntry.objects.filter(connection=erp).exists()  # ...and posts nothing
 
     job = ExtractionJob.objects.get(pk=job_id)
-    assert lifecycle.decide_review(job_id=job.pk, seen_state_version=job.state_version, reviewer_id=_reviewer().pk,
-                                   approve=True, before=SAMPLE_OUTPUT, after=None, validation={"ok": True})
+    assert lifecycle.decide_review(
+        job_id=job.pk,
+        seen_state_version=job.state_version,
+        reviewer_id=_reviewer().pk,
+        approve=True,
+        before=SAMPLE_OUTPUT,
+        after=None,
+        validation={"ok": True},
+    )
     approved = job.outbox.get(event_type="extraction.completed.v1")
     for delivery_id in dispatch.fan_out_event(approved.event_id).created:
         assert dispatch.deliver(delivery_id) == "delivered"
@@ -221,7 +257,8 @@ def test_the_erp_app_is_installed_only_when_demo_erp_asks_for_it(demo_erp: str |
     env.update({"DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": "postgres"})
     if demo_erp is not None:
         env["DEMO_ERP"] = demo_erp
-    result = subprocess.run([sys.executable, "-c", INSTALLATION_PROBE], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", INSTALLATION_PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == expected

@@ -1,5 +1,6 @@
 """Operator tools: the demo ERP set-up command, redeliver_webhooks, the scheduler's sweep,
 the Celery fan-out task's refusals, and the admin pages."""
+
 from __future__ import annotations
 
 import uuid
@@ -91,8 +92,11 @@ def test_fan_out_task_refuses_malformed_and_unknown_events(tenant):
     try:
         with pytest.raises(Reject, match="unexpected event type"):
             task.run({"event_type": "extraction.requested.v1"})
-        unknown = {"event_id": event_id, "event_type": "extraction.completed.v1",
-                   "payload": {"job_id": str(uuid.uuid4()), "event_version": 1, "state_version": 4}}
+        unknown = {
+            "event_id": event_id,
+            "event_type": "extraction.completed.v1",
+            "payload": {"job_id": str(uuid.uuid4()), "event_version": 1, "state_version": 4},
+        }
         with pytest.raises(Reject, match="unknown_event"):
             task.run(unknown)
         with pytest.raises(Reject, match="task id differs"):
@@ -108,9 +112,14 @@ def test_admin_pages_show_endpoints_deliveries_and_the_erp_ledger(tenant, script
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     client = Client()
     client.force_login(admin)
-    for url in ["/admin/delivery/webhookendpoint/", f"/admin/delivery/webhookendpoint/{endpoint.pk}/change/",
-                "/admin/delivery/delivery/", f"/admin/delivery/delivery/{delivery_id}/change/",
-                "/admin/erp/erpledgerentry/", "/admin/erp/erpinboxentry/"]:
+    for url in [
+        "/admin/delivery/webhookendpoint/",
+        f"/admin/delivery/webhookendpoint/{endpoint.pk}/change/",
+        "/admin/delivery/delivery/",
+        f"/admin/delivery/delivery/{delivery_id}/change/",
+        "/admin/erp/erpledgerentry/",
+        "/admin/erp/erpinboxentry/",
+    ]:
         response = client.get(url)
         assert response.status_code == 200, url
         assert secret not in response.content.decode()  # the secret never shows again

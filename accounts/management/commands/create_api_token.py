@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import ApiToken, Role, Tenant

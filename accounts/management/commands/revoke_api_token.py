@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -16,6 +18,8 @@ class Command(BaseCommand):
             raise CommandError(f"No token with prefix {prefix!r}.")
         if not token.revoke():
             raise CommandError(f"Token {prefix} was already revoked.")
-        self.stdout.write(f"Revoked token {prefix} of tenant {token.tenant.slug}. Web processes that verified it in"
-                          f" the last {settings.API_TOKEN_CACHE_SECONDS:g} s accept it until then; open"
-                          " WebSocket streams close within their re-check interval.")
+        self.stdout.write(
+            f"Revoked token {prefix} of tenant {token.tenant.slug}. Web processes that verified it in"
+            f" the last {settings.API_TOKEN_CACHE_SECONDS:g} s accept it until then; open"
+            " WebSocket streams close within their re-check interval."
+        )

@@ -4,6 +4,7 @@ events to an endpoint that never had them.
     manage.py redeliver_webhooks --tenant acme --state failed --since 2026-11-01T00:00Z
     manage.py redeliver_webhooks --endpoint <uuid> --replay-missing --since 2026-11-01T00:00Z
 """
+
 from __future__ import annotations
 
 import uuid
@@ -31,14 +32,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--tenant", help="tenant slug")
         parser.add_argument("--endpoint", type=uuid.UUID)
-        parser.add_argument("--state", action="append", choices=[DeliveryState.FAILED, DeliveryState.DELIVERED],
-                            help="states to redeliver (repeatable; default: failed)")
+        parser.add_argument(
+            "--state",
+            action="append",
+            choices=[DeliveryState.FAILED, DeliveryState.DELIVERED],
+            help="states to redeliver (repeatable; default: failed)",
+        )
         parser.add_argument("--event-type", choices=SUBSCRIBABLE_TYPES)
         parser.add_argument("--job", type=uuid.UUID)
         parser.add_argument("--since", help="deliveries (or events) created at or after this ISO 8601 time")
         parser.add_argument("--until", help="... and before this one")
-        parser.add_argument("--replay-missing", action="store_true",
-                            help="create deliveries the endpoint never had (needs --endpoint)")
+        parser.add_argument(
+            "--replay-missing", action="store_true", help="create deliveries the endpoint never had (needs --endpoint)"
+        )
         parser.add_argument("--dry-run", action="store_true")
 
     def handle(self, *args, **o):
@@ -46,8 +52,9 @@ class Command(BaseCommand):
         if o["replay_missing"]:
             if o["endpoint"] is None:
                 raise CommandError("--replay-missing needs --endpoint")
-            ids = dispatch.replay_events(endpoint_id=o["endpoint"], since=since, until=until,
-                                         event_type=o["event_type"], dry_run=o["dry_run"])
+            ids = dispatch.replay_events(
+                endpoint_id=o["endpoint"], since=since, until=until, event_type=o["event_type"], dry_run=o["dry_run"]
+            )
         else:
             tenant_id = None
             if o["tenant"]:
@@ -57,9 +64,18 @@ class Command(BaseCommand):
                 tenant_id = tenant.pk
             if not (tenant_id or o["endpoint"] or o["job"] or since):
                 raise CommandError("give at least one of --tenant, --endpoint, --job, --since")
-            ids = dispatch.redeliver(dispatch.DeliveryFilter(
-                tenant_id=tenant_id, endpoint_id=o["endpoint"], states=tuple(o["state"] or [DeliveryState.FAILED]),
-                event_type=o["event_type"], job_id=o["job"], since=since, until=until), dry_run=o["dry_run"])
+            ids = dispatch.redeliver(
+                dispatch.DeliveryFilter(
+                    tenant_id=tenant_id,
+                    endpoint_id=o["endpoint"],
+                    states=tuple(o["state"] or [DeliveryState.FAILED]),
+                    event_type=o["event_type"],
+                    job_id=o["job"],
+                    since=since,
+                    until=until,
+                ),
+                dry_run=o["dry_run"],
+            )
         if not o["dry_run"]:
             dispatch.publish_dispatch_hints(ids)
         verb = "would send" if o["dry_run"] else "sending"

@@ -1,6 +1,7 @@
 """A stand-alone loop of the delivery sweep, for deployments (and tests) whose durable
 scheduler does not call :func:`delivery.dispatch.schedule_due_deliveries` itself. Running
 both is harmless: the hints are deduplicated by the rows."""
+
 from __future__ import annotations
 
 import logging
@@ -9,9 +10,9 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 from kombu import Connection
 
-from delivery.dispatch import schedule_due_deliveries
 from config.signals import stop_event_on_signals
 from config.sweeps import sweep_forever
+from delivery.dispatch import schedule_due_deliveries
 
 logger = logging.getLogger("delivery")
 
@@ -24,8 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=None)
 
     def handle(self, *args, once: bool, interval: float | None, **options):
-        sweep_forever(_sweep, stop=stop_event_on_signals(), interval=interval, once=once, log=logger,
-                      name="delivery")
+        sweep_forever(_sweep, stop=stop_event_on_signals(), interval=interval, once=once, log=logger, name="delivery")
 
 
 def _sweep(broker: Connection) -> None:

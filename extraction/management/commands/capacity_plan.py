@@ -11,6 +11,7 @@ mean latency and attempts per job from the attempt ledger's last hour, the backl
 jobs table; a flag given on the command line replaces any of them (a what-if), and a statistic
 with no data is assumed. Every input line says which it was.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,8 +44,11 @@ class Command(BaseCommand):
         parser.add_argument("--tpm", type=float, help="Tokens per minute (the TPM budget).")
         parser.add_argument("--reserved-tokens", type=float, help="Tokens reserved per request (prompt + max output).")
         parser.add_argument("--concurrency", type=float, help="Calls in flight at once.")
-        parser.add_argument("--kv-cache-tokens", type=float,
-                            help="A local vLLM pool's KV-cache budget: concurrency = this / reserved tokens.")
+        parser.add_argument(
+            "--kv-cache-tokens",
+            type=float,
+            help="A local vLLM pool's KV-cache budget: concurrency = this / reserved tokens.",
+        )
         parser.add_argument("--mean-latency", type=float, help="Mean model latency in seconds (not a p95).")
         parser.add_argument("--attempts-per-job", type=float, help="Mean attempts per job (retries included).")
         parser.add_argument("--backlog", type=float, help="Jobs to drain.")
@@ -52,10 +56,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         overrides = PlanOverrides(
-            requests_per_minute=options["rpm"], tokens_per_minute=options["tpm"],
-            reserved_tokens=options["reserved_tokens"], concurrency=options["concurrency"],
-            kv_cache_tokens=options["kv_cache_tokens"], mean_latency_seconds=options["mean_latency"],
-            attempts_per_job=options["attempts_per_job"], backlog=options["backlog"],
+            requests_per_minute=options["rpm"],
+            tokens_per_minute=options["tpm"],
+            reserved_tokens=options["reserved_tokens"],
+            concurrency=options["concurrency"],
+            kv_cache_tokens=options["kv_cache_tokens"],
+            mean_latency_seconds=options["mean_latency"],
+            attempts_per_job=options["attempts_per_job"],
+            backlog=options["backlog"],
             arrival_rate=options["arrival_rate"],
         )
         known = configured_pools()
@@ -105,14 +113,22 @@ def render_plan(plan: CapacityPlan) -> str:
         "  CAP-3",
         f"    attempt capacity      {format_rate(a.per_second)} attempts/s (binding: {a.binding})",
         f"      rpm term            {format_rate(a.rpm_term):>10} attempts/s  = {_number(i.requests_per_minute.value)} / 60",
-        (f"      tpm term            {format_rate(a.tpm_term):>10} attempts/s"
-         f"  = {_number(i.tokens_per_minute.value)} / (60 × {_number(i.reserved_tokens.value)})"),
-        (f"      {concurrency_name:<20}{format_rate(a.concurrency_term):>10} attempts/s"
-         f"  = {_number(i.concurrency.value)} / {latency}"),
-        (f"    job capacity          {format_rate(plan.jobs_per_second)} jobs/s"
-         f"  = {format_rate(a.per_second)} / {format_rate(i.attempts_per_job.value)} attempts per job"),
-        (f"    in flight at capacity {plan.in_flight_at_capacity:,.1f} of {_number(i.concurrency.value)}"
-         f"  (CAP-1: {format_rate(a.per_second)} attempts/s × {latency})"),
+        (
+            f"      tpm term            {format_rate(a.tpm_term):>10} attempts/s"
+            f"  = {_number(i.tokens_per_minute.value)} / (60 × {_number(i.reserved_tokens.value)})"
+        ),
+        (
+            f"      {concurrency_name:<20}{format_rate(a.concurrency_term):>10} attempts/s"
+            f"  = {_number(i.concurrency.value)} / {latency}"
+        ),
+        (
+            f"    job capacity          {format_rate(plan.jobs_per_second)} jobs/s"
+            f"  = {format_rate(a.per_second)} / {format_rate(i.attempts_per_job.value)} attempts per job"
+        ),
+        (
+            f"    in flight at capacity {plan.in_flight_at_capacity:,.1f} of {_number(i.concurrency.value)}"
+            f"  (CAP-1: {format_rate(a.per_second)} attempts/s × {latency})"
+        ),
         f"    drain of {_number(i.backlog.value)} jobs: {format_duration(plan.drain_seconds)}",
     ]
     if i.arrival_rate is not None:
@@ -122,13 +138,17 @@ def render_plan(plan: CapacityPlan) -> str:
             growth = f"the backlog grows by {format_rate(-net)} jobs/s" if net < 0 else "the backlog never shrinks"
             lines.append(
                 f"    with {format_rate(arrival)} jobs/s arriving: never: arrivals {'exceed' if net < 0 else 'equal'}"
-                f" capacity ({format_rate(arrival)} in, {format_rate(plan.jobs_per_second)} out; {growth})")
+                f" capacity ({format_rate(arrival)} in, {format_rate(plan.jobs_per_second)} out; {growth})"
+            )
         else:
             lines.append(
                 f"    with {format_rate(arrival)} jobs/s arriving: {format_duration(plan.drain_seconds_with_arrivals)}"
-                f"  (net {format_rate(net)} jobs/s)")
+                f"  (net {format_rate(net)} jobs/s)"
+            )
             if plan.in_flight_for_arrivals is not None:
-                lines.append(f"    in flight for the arrivals alone: {plan.in_flight_for_arrivals:,.1f}"
-                             f"  (CAP-1: {format_rate(arrival)} × {format_rate(i.attempts_per_job.value)}"
-                             f" × {i.mean_latency_seconds.value:,.3f} s)")
+                lines.append(
+                    f"    in flight for the arrivals alone: {plan.in_flight_for_arrivals:,.1f}"
+                    f"  (CAP-1: {format_rate(arrival)} × {format_rate(i.attempts_per_job.value)}"
+                    f" × {i.mean_latency_seconds.value:,.3f} s)"
+                )
     return "\n".join(lines)

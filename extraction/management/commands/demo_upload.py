@@ -1,4 +1,5 @@
 """Upload sample invoices through the HTTP API and watch their jobs finish (the run command's demo)."""
+
 from __future__ import annotations
 
 import time
@@ -42,8 +43,12 @@ class Command(BaseCommand):
             # submitted (the same document is stored once), so the demo ERP never gets an
             # invoice twice however often the run command is started.
             document_id = doc.json()["id"]
-            job = session.post(f"{base_url}/api/v1/extraction-jobs", json={"document_id": document_id},
-                               headers={"Idempotency-Key": f"demo-{document_id}"}, timeout=30)
+            job = session.post(
+                f"{base_url}/api/v1/extraction-jobs",
+                json={"document_id": document_id},
+                headers={"Idempotency-Key": f"demo-{document_id}"},
+                timeout=30,
+            )
             if job.status_code != 202:
                 raise CommandError(f"submit of {path.name} failed: {job.status_code} {job.text[:200]}")
             jobs[path.name] = job.headers["Location"]

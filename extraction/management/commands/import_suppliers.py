@@ -1,4 +1,5 @@
 """Import a tenant's supplier master data from CSV: ``manage.py import_suppliers <tenant-slug> <file.csv>``."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,9 +16,11 @@ from extraction.validation.suppliers import (
 
 
 class Command(BaseCommand):
-    help = (f"Upsert a tenant's suppliers from a CSV file with the columns {', '.join(CSV_COLUMNS)} (header "
-            "required; VAT ids and IBANs are normalized). Any bad row aborts the import and is reported by line "
-            "number; nothing is imported then.")
+    help = (
+        f"Upsert a tenant's suppliers from a CSV file with the columns {', '.join(CSV_COLUMNS)} (header "
+        "required; VAT ids and IBANs are normalized). Any bad row aborts the import and is reported by line "
+        "number; nothing is imported then."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("tenant_slug")
@@ -38,5 +41,6 @@ class Command(BaseCommand):
                 self.stderr.write(problem)
             raise CommandError(f"{csv_file}: {len(error.problems)} bad row(s); nothing imported") from None
         report = import_suppliers(tenant=tenant, rows=rows)
-        self.stdout.write(f"{tenant.slug}: {report.created} created, {report.updated} updated, "
-                          f"{report.unchanged} unchanged")
+        self.stdout.write(
+            f"{tenant.slug}: {report.created} created, {report.updated} updated, {report.unchanged} unchanged"
+        )

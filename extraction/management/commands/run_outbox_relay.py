@@ -1,8 +1,9 @@
+from __future__ import annotations
+
 from django.core.management.base import BaseCommand
 
-from extraction.outbox.relay import OutboxRelay, run_relay
-
 from config.signals import stop_event_on_signals
+from extraction.outbox.relay import OutboxRelay, run_relay
 
 
 class Command(BaseCommand):

@@ -1,8 +1,9 @@
+from __future__ import annotations
+
 from django.core.management.base import BaseCommand
 
-from extraction.execution.scheduler import run_scheduler
-
 from config.signals import stop_event_on_signals
+from extraction.execution.scheduler import run_scheduler
 
 
 class Command(BaseCommand):

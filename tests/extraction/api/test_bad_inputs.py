@@ -1,5 +1,6 @@
 """Bad requests to the accept endpoint: each answers a clear 4xx problem with a stable type,
 never a 500, and writes nothing."""
+
 from __future__ import annotations
 
 import json
@@ -50,15 +51,24 @@ BAD_REQUESTS = [
     # The body is not a JSON object
     case("malformed-json", b'{"document_id": ', 400, "malformed-request-body"),
     case("not-utf8", b'{"document_id": "\xff\xfe"}', 400, "malformed-request-body"),
-    case("nan-literal", b'{"document_id": "' + DOC.encode() + b'", "options": {"deadline_seconds": NaN}}', 400,
-         "malformed-request-body"),
+    case(
+        "nan-literal",
+        b'{"document_id": "' + DOC.encode() + b'", "options": {"deadline_seconds": NaN}}',
+        400,
+        "malformed-request-body",
+    ),
     case("deeply-nested", DEEPLY_NESTED, 400, "malformed-request-body"),
     case("array-body", [VALID], 400, "validation-error"),
     case("string-body", "document", 400, "validation-error"),
     case("null-body", None, 400, "validation-error"),
     case("empty-body", b"", 400, "validation-error"),
-    case("form-encoded", b"document_id=x", 415, "unsupported-media-type",
-         content_type="application/x-www-form-urlencoded"),
+    case(
+        "form-encoded",
+        b"document_id=x",
+        415,
+        "unsupported-media-type",
+        content_type="application/x-www-form-urlencoded",
+    ),
     case("text-plain", b'{"document_id": "x"}', 415, "unsupported-media-type", content_type="text/plain"),
     # Fields: missing, unknown, wrong types, out of range
     case("document-id-missing", {"schema": "invoice.v1"}, 400, "validation-error"),
@@ -100,8 +110,9 @@ def document_id(tenant_a) -> str:
 @pytest.mark.parametrize("bad", BAD_REQUESTS)
 def test_bad_request_is_a_problem_and_writes_nothing(tenant_a, document_id, bad: BadRequest):
     headers = {} if bad.key is None else {"HTTP_IDEMPOTENCY_KEY": bad.key}
-    response = tenant_a.client.generic("POST", JOBS_URL, bad.encoded(document_id), content_type=bad.content_type,
-                                       **headers)
+    response = tenant_a.client.generic(
+        "POST", JOBS_URL, bad.encoded(document_id), content_type=bad.content_type, **headers
+    )
     assert response.status_code == bad.status, response.content
     assert response["Content-Type"] == PROBLEM
     body = response.json()
@@ -114,15 +125,19 @@ def test_bad_request_is_a_problem_and_writes_nothing(tenant_a, document_id, bad:
 
 def test_the_valid_request_of_the_table_is_accepted(tenant_a, document_id):
     # Guards the table: its failures come from the one thing each case breaks.
-    response = tenant_a.client.post(JOBS_URL, {"document_id": document_id}, format="json",
-                                    HTTP_IDEMPOTENCY_KEY="k" * 255)
+    response = tenant_a.client.post(
+        JOBS_URL, {"document_id": document_id}, format="json", HTTP_IDEMPOTENCY_KEY="k" * 255
+    )
     assert response.status_code == 202, response.content
 
 
 def test_validation_problem_names_the_bad_fields(tenant_a, document_id):
     response = tenant_a.client.post(
-        JOBS_URL, {"document_id": document_id, "colour": "red", "options": {"priority": "urgent"}},
-        format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+        JOBS_URL,
+        {"document_id": document_id, "colour": "red", "options": {"priority": "urgent"}},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="k-1",
+    )
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert set(errors) == {"colour"}  # unknown fields are reported before the known ones are checked
@@ -155,8 +170,12 @@ def test_server_error_is_a_problem():
 
 def test_json_limit_below_the_upload_memory_limit_is_also_413(tenant_a, document_id, settings):
     settings.API_MAX_JSON_BODY_BYTES = 50
-    response = tenant_a.client.post(JOBS_URL, {"document_id": document_id, "options": {"priority": "interactive"}},
-                                    format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    response = tenant_a.client.post(
+        JOBS_URL,
+        {"document_id": document_id, "options": {"priority": "interactive"}},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="k-1",
+    )
     assert response.status_code == 413, response.content
     assert response.json()["type"] == "/problems/payload-too-large"
     assert response.json()["limit_bytes"] == 50

@@ -1,5 +1,6 @@
 """The status API (API-1): the authoritative job status, execution internals for operators
 only, and a tenant's job list with a state filter and cursor pagination."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -42,8 +43,13 @@ def running_job(tenant_a) -> ExtractionJob:
     doc = upload(tenant_a.client)
     job_id = accept(tenant_a.client, "k-1", doc["id"])
     ExtractionJob.objects.filter(pk=job_id).update(
-        state=JobState.RUNNING, state_version=3, attempt=2, fence=7, lease_owner="worker-host-17",
-        lease_until=timezone.now() + timedelta(seconds=30))
+        state=JobState.RUNNING,
+        state_version=3,
+        attempt=2,
+        fence=7,
+        lease_owner="worker-host-17",
+        lease_until=timezone.now() + timedelta(seconds=30),
+    )
     return ExtractionJob.objects.get(pk=job_id)
 
 

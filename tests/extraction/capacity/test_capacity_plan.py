@@ -1,5 +1,6 @@
 """The capacity plan (CAP-1, CAP-3): the arithmetic, the command's output, and statistics read
 from real attempt rows."""
+
 from __future__ import annotations
 
 import uuid
@@ -15,8 +16,14 @@ from extraction.models import AttemptOutcome
 from tests.factories import make_job, make_tenant
 
 ARTICLE_FLAGS = {
-    "rpm": 600, "tpm": 600_000, "reserved_tokens": 6000, "concurrency": 30, "mean_latency": 15,
-    "attempts_per_job": 1.10, "backlog": 10_000, "arrival_rate": 1,
+    "rpm": 600,
+    "tpm": 600_000,
+    "reserved_tokens": 6000,
+    "concurrency": 30,
+    "mean_latency": 15,
+    "attempts_per_job": 1.10,
+    "backlog": 10_000,
+    "arrival_rate": 1,
 }
 
 
@@ -28,25 +35,41 @@ def plan_output(**options) -> str:
 
 # --- the arithmetic ---------------------------------------------------------------------------------
 
+
 def test_article_numbers():
-    attempts = capacity_plan.attempt_capacity(requests_per_minute=600, tokens_per_minute=600_000,
-                                              reserved_tokens=6000, concurrency=30, mean_latency_seconds=15)
+    attempts = capacity_plan.attempt_capacity(
+        requests_per_minute=600,
+        tokens_per_minute=600_000,
+        reserved_tokens=6000,
+        concurrency=30,
+        mean_latency_seconds=15,
+    )
     jobs = capacity_plan.job_capacity(attempts.per_second, attempts_per_job=1.10)
     assert round(attempts.per_second, 4) == 1.6667
     assert attempts.binding == "tpm"
     assert round(jobs, 4) == 1.5152
     assert capacity_plan.drain_seconds(10_000, jobs_per_second=jobs) == pytest.approx(6600)
-    assert capacity_plan.drain_seconds(10_000, jobs_per_second=jobs, arrival_rate=1) == pytest.approx(19_411.76, abs=0.01)
+    assert capacity_plan.drain_seconds(10_000, jobs_per_second=jobs, arrival_rate=1) == pytest.approx(
+        19_411.76, abs=0.01
+    )
 
 
-@pytest.mark.parametrize(("rpm", "tpm", "concurrency", "binding", "per_second"), [
-    (60, 600_000, 30, "rpm", 1.0),            # 60/60 = 1 < 1.6667 < 2
-    (600, 600_000, 30, "tpm", 600_000 / 360_000),
-    (600, 6_000_000, 15, "concurrency", 1.0),  # 15 / 15 s = 1 < 10, < 16.67
-])
+@pytest.mark.parametrize(
+    ("rpm", "tpm", "concurrency", "binding", "per_second"),
+    [
+        (60, 600_000, 30, "rpm", 1.0),  # 60/60 = 1 < 1.6667 < 2
+        (600, 600_000, 30, "tpm", 600_000 / 360_000),
+        (600, 6_000_000, 15, "concurrency", 1.0),  # 15 / 15 s = 1 < 10, < 16.67
+    ],
+)
 def test_binding_limit_is_named(rpm, tpm, concurrency, binding, per_second):
-    attempts = capacity_plan.attempt_capacity(requests_per_minute=rpm, tokens_per_minute=tpm, reserved_tokens=6000,
-                                              concurrency=concurrency, mean_latency_seconds=15)
+    attempts = capacity_plan.attempt_capacity(
+        requests_per_minute=rpm,
+        tokens_per_minute=tpm,
+        reserved_tokens=6000,
+        concurrency=concurrency,
+        mean_latency_seconds=15,
+    )
     assert attempts.binding == binding
     assert attempts.per_second == pytest.approx(per_second)
 
@@ -63,8 +86,13 @@ def test_littles_law_in_flight():
 
 def test_kv_cache_concurrency_counts_tokens_not_requests():
     sequences = capacity_plan.kv_cache_concurrency(kv_cache_tokens=48_000, reserved_tokens=6000)
-    attempts = capacity_plan.attempt_capacity(requests_per_minute=600, tokens_per_minute=600_000, reserved_tokens=6000,
-                                              concurrency=sequences, mean_latency_seconds=15)
+    attempts = capacity_plan.attempt_capacity(
+        requests_per_minute=600,
+        tokens_per_minute=600_000,
+        reserved_tokens=6000,
+        concurrency=sequences,
+        mean_latency_seconds=15,
+    )
     assert sequences == 8
     assert attempts.binding == "concurrency"
     assert attempts.per_second == pytest.approx(8 / 15)
@@ -72,11 +100,17 @@ def test_kv_cache_concurrency_counts_tokens_not_requests():
 
 def test_non_positive_inputs_are_refused():
     with pytest.raises(ValueError, match="mean_latency_seconds"):
-        capacity_plan.attempt_capacity(requests_per_minute=600, tokens_per_minute=600_000, reserved_tokens=6000,
-                                       concurrency=30, mean_latency_seconds=0)
+        capacity_plan.attempt_capacity(
+            requests_per_minute=600,
+            tokens_per_minute=600_000,
+            reserved_tokens=6000,
+            concurrency=30,
+            mean_latency_seconds=0,
+        )
 
 
 # --- the command -------------------------------------------------------------------------------------
+
 
 def test_command_prints_the_article_plan_for_a_pool_that_does_not_exist(db):
     output = plan_output(**ARTICLE_FLAGS)
@@ -99,9 +133,18 @@ def test_command_names_the_missing_limits_of_a_new_pool(db):
 
 def test_command_plans_a_kv_cache_pool_from_its_configuration(db, settings):
     pool = f"vllm-{uuid.uuid4().hex[:8]}"
-    settings.PROVIDER_POOLS = {pool: {"provider": "builtin", "model": "m", "requests_per_minute": 6000,
-                                      "tokens_per_minute": 6_000_000, "max_in_flight": 500, "reserved_tokens": 6000,
-                                      "budget": "kv_tokens", "kv_cache_tokens": 48_000}}
+    settings.PROVIDER_POOLS = {
+        pool: {
+            "provider": "builtin",
+            "model": "m",
+            "requests_per_minute": 6000,
+            "tokens_per_minute": 6_000_000,
+            "max_in_flight": 500,
+            "reserved_tokens": 6000,
+            "budget": "kv_tokens",
+            "kv_cache_tokens": 48_000,
+        }
+    }
     settings.MODEL_POLICIES = {}
     output = plan_output(pool=pool, mean_latency=15)
     assert "KV-cache tokens       48,000" in output
@@ -110,13 +153,20 @@ def test_command_plans_a_kv_cache_pool_from_its_configuration(db, settings):
 
 # --- observed statistics from the ledger ---------------------------------------------------------------
 
+
 @pytest.fixture
 def pool_setup(db, settings):
     pool = f"obs-{uuid.uuid4().hex[:8]}"
     other = f"other-{uuid.uuid4().hex[:8]}"
     settings.PROVIDER_POOLS = {
-        name: {"provider": "builtin", "model": "m", "requests_per_minute": 600, "tokens_per_minute": 600_000,
-               "max_in_flight": 30, "reserved_tokens": 6000}
+        name: {
+            "provider": "builtin",
+            "model": "m",
+            "requests_per_minute": 600,
+            "tokens_per_minute": 600_000,
+            "max_in_flight": 30,
+            "reserved_tokens": 6000,
+        }
         for name in (pool, other)
     }
     settings.MODEL_POLICIES = {
@@ -130,8 +180,14 @@ def pool_setup(db, settings):
 def run_to_success(policy: str, *, latency_ms: int) -> None:
     claim = lifecycle.claim_next_job(worker_id="w", policies=[policy])
     assert claim is not None
-    assert lifecycle.complete_job(claim, review_required=False, output={}, validation={}, policy_version="t",
-                                  report=AttemptReport(outcome=AttemptOutcome.SUCCEEDED, latency_ms=latency_ms))
+    assert lifecycle.complete_job(
+        claim,
+        review_required=False,
+        output={},
+        validation={},
+        policy_version="t",
+        report=AttemptReport(outcome=AttemptOutcome.SUCCEEDED, latency_ms=latency_ms),
+    )
 
 
 def test_observed_stats_come_from_answered_attempts_of_the_pool(pool_setup):
@@ -144,12 +200,21 @@ def test_observed_stats_come_from_answered_attempts_of_the_pool(pool_setup):
     make_job(tenant, model_policy="p-main")
     # Handed back for capacity: no attempt spent, no latency.
     claim = lifecycle.claim_next_job(worker_id="w", policies=["p-main"])
-    assert lifecycle.hand_back(claim, available_in_seconds=0, outcome=AttemptOutcome.CAPACITY_DEFERRED,
-                               detail=f"pool {pool}: rpm")
+    assert lifecycle.hand_back(
+        claim, available_in_seconds=0, outcome=AttemptOutcome.CAPACITY_DEFERRED, detail=f"pool {pool}: rpm"
+    )
     # Timed out after sending: an attempt spent, no answer, so no latency.
     claim = lifecycle.claim_next_job(worker_id="w", policies=["p-main"])
-    assert lifecycle.retry_or_fail(claim, report=AttemptReport(outcome=AttemptOutcome.UNCERTAIN), retry=True,
-                                   delay_seconds=0, error_class="timeout") == "retry"
+    assert (
+        lifecycle.retry_or_fail(
+            claim,
+            report=AttemptReport(outcome=AttemptOutcome.UNCERTAIN),
+            retry=True,
+            delay_seconds=0,
+            error_class="timeout",
+        )
+        == "retry"
+    )
     run_to_success("p-main", latency_ms=20_000)
 
     make_job(tenant, model_policy="p-other")

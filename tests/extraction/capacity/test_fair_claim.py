@@ -1,5 +1,6 @@
 """Fairness at the claim (BP-4): weighted shares across tenants, per-tenant caps, priority
 with aging. Driven through claim_next_job on real PostgreSQL rows."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -68,9 +69,10 @@ def test_interactive_goes_first_but_a_long_waiting_batch_job_is_not_starved(sett
 
 
 def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
-    from extraction.execution.lifecycle import _CLAIM_SQL
+    from extraction.execution.lifecycle import CLAIM_STATEMENTS
 
-    assert "SKIP LOCKED" in _CLAIM_SQL
+    claim_fair = CLAIM_STATEMENTS["fair"]
+    assert "SKIP LOCKED" in claim_fair
     # A realistic shape: a long terminal history and several tenants with backlogs.
     tenants = [make_tenant(f"large-{n}") for n in range(5)]
     for tenant in tenants:
@@ -91,10 +93,12 @@ def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
             [history.document_id, history.document_version],
         )
         cursor.execute("ANALYZE extraction_jobs")
-        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + _CLAIM_SQL.split("\n, taken AS (")[0]
-                       + "SELECT * FROM next", {
-                           "worker": "w", "lease": 60, "policies": ["default"], "boost": 300,
-                           "per_tenant": 4, "window": 64})
+        # The whole claim, as the worker runs it (it takes a job: the test's transaction is
+        # rolled back afterwards).
+        cursor.execute(
+            f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {claim_fair}",
+            {"worker": "w", "lease": 60, "policies": ["default"], "boost": 300, "per_tenant": 4, "window": 64},
+        )
         plan = cursor.fetchone()[0][0]
     text = str(plan)
     # The runnable rows are reached through the fair-claim index, never by scanning the table

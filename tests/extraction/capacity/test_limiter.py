@@ -1,5 +1,6 @@
 """The pool budget in real Redis: all-or-nothing admission, TTL'd permits, reconciliation,
 cooldown with ramp-up, and token-weighted admission for local vLLM pools."""
+
 from __future__ import annotations
 
 import threading
@@ -22,8 +23,13 @@ def pool(settings):
 
 
 def _limits(name: str, **overrides) -> PoolLimits:
-    values = dict(requests_per_minute=1000, tokens_per_minute=1_000_000, max_in_flight=10, reserved_tokens=100,
-                  max_output_tokens=50)
+    values = dict(
+        requests_per_minute=1000,
+        tokens_per_minute=1_000_000,
+        max_in_flight=10,
+        reserved_tokens=100,
+        max_output_tokens=50,
+    )
     values.update(overrides)
     return PoolLimits(name=name, **values)
 
@@ -82,8 +88,12 @@ def test_a_killed_workers_permit_comes_back_after_its_ttl(pool, settings):
     assert isinstance(limiter.acquire(limits, tokens=1), Permit)  # never released: the worker died
     assert limiter.acquire(limits, tokens=1).reason == "in_flight"
     # A denied acquire takes nothing, so polling with acquire is safe; it comes back, and not early.
-    wait_for(lambda: isinstance(limiter.acquire(limits, tokens=1), Permit), timeout=10, interval=0.05,
-             message="the dead worker's permit to expire")
+    wait_for(
+        lambda: isinstance(limiter.acquire(limits, tokens=1), Permit),
+        timeout=10,
+        interval=0.05,
+        message="the dead worker's permit to expire",
+    )
     assert time.monotonic() - taken >= settings.CAPACITY_PERMIT_TTL_SECONDS
 
 
@@ -97,8 +107,12 @@ def test_cooldown_blocks_every_caller_then_limits_ramp_up(pool, settings):
     # When the ramp ends, by Redis's clock: the remaining cooldown was read before this line
     # ran, so this is never early (+10 ms for Redis's rounding to whole milliseconds).
     ramp_over = time.monotonic() + denial.retry_after_seconds + settings.CAPACITY_RAMP_SECONDS + 0.01
-    wait_for(lambda: limiter.snapshot(limits).cooldown_remaining_seconds == 0, timeout=10, interval=0.01,
-             message="the cooldown to end")
+    wait_for(
+        lambda: limiter.snapshot(limits).cooldown_remaining_seconds == 0,
+        timeout=10,
+        interval=0.01,
+        message="the cooldown to end",
+    )
     # Right after the cooldown only a fraction of the in-flight limit is open again (10 % at
     # its end, under 50 % for the first 0.9 s of the 2 s ramp)...
     early = [limiter.acquire(limits, tokens=1) for _ in range(10)]

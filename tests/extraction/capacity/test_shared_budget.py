@@ -1,6 +1,7 @@
 """The pool's budget is shared by every worker process (BP-2), a 429 cools the whole pool
 down (BP-3), and losing Redis applies the chosen fail mode without losing a job. Real worker
 processes, the real Redis limiter and the provider simulator enforcing its quota."""
+
 from __future__ import annotations
 
 import subprocess
@@ -15,13 +16,33 @@ from tests.system import all_terminal, job_states, wait_for
 
 pytestmark = pytest.mark.slow
 
-REDIS_START = ["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", "6379", "--save", "",
-               "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log"]
+REDIS_START = [
+    "redis-server",
+    "--daemonize",
+    "yes",
+    "--bind",
+    "127.0.0.1",
+    "-::1",
+    "--port",
+    "6379",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    "/var/lib/redis",
+    "--logfile",
+    "/var/log/redis/ci.log",
+]
 
 
 def _pool_env(pool_in_flight: int, **extra: str) -> dict[str, str]:
-    return {"POOL_MAX_IN_FLIGHT": str(pool_in_flight), "POOL_REQUESTS_PER_MINUTE": "100000",
-            "POOL_TOKENS_PER_MINUTE": "100000000", **extra}
+    return {
+        "POOL_MAX_IN_FLIGHT": str(pool_in_flight),
+        "POOL_REQUESTS_PER_MINUTE": "100000",
+        "POOL_TOKENS_PER_MINUTE": "100000000",
+        **extra,
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +75,9 @@ def test_three_processes_of_thirty_slots_never_exceed_the_pools_thirty(processes
 
 
 def test_a_429_cools_the_whole_pool_down_then_it_recovers(processes, tenant, sim):
-    sim.control(latency_mean_seconds=0.2, latency_p95_seconds=0.3, rate_limit_next=3, rate_limit_retry_after_seconds=2.0)
+    sim.control(
+        latency_mean_seconds=0.2, latency_p95_seconds=0.3, rate_limit_next=3, rate_limit_retry_after_seconds=2.0
+    )
     env = _pool_env(10, CAPACITY_RAMP_SECONDS="2")
     processes.relay()
     processes.celery("ingress", "ingress", **env)
@@ -71,7 +94,8 @@ def test_a_429_cools_the_whole_pool_down_then_it_recovers(processes, tenant, sim
     assert first.retry_after_seconds == pytest.approx(2.0)
     # While the pool cooled down no worker of either process started a model call.
     calls_during_cooldown = Attempt.objects.filter(
-        job_id__in=job_ids, started_at__gt=first.ended_at,
+        job_id__in=job_ids,
+        started_at__gt=first.ended_at,
         started_at__lt=first.ended_at + __import__("datetime").timedelta(seconds=1.8),
     ).exclude(outcome="capacity_deferred")
     assert not calls_during_cooldown.exists()

@@ -36,8 +36,12 @@ def test_racing_threads_load_a_models_encoding_once(monkeypatch):
     def slow_load(model: str):
         loads.append(model)
         # Every other thread is now waiting for this load (none has a loaded encoding yet).
-        wait_for(lambda: lock.waiting == THREADS - 1, timeout=10, interval=0.01,
-                 message=lambda: f"{THREADS - 1} threads at the lock, {lock.waiting} there")
+        wait_for(
+            lambda: lock.waiting == THREADS - 1,
+            timeout=10,
+            interval=0.01,
+            message=lambda: f"{THREADS - 1} threads at the lock, {lock.waiting} there",
+        )
         return None  # the fallback estimate; the count is what matters here
 
     monkeypatch.setattr(tokens, "_load_encoding", slow_load)

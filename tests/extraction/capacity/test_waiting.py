@@ -1,5 +1,6 @@
-""""Why is my job waiting?": every reason, produced by real job rows, the real lifecycle and
+""" "Why is my job waiting?": every reason, produced by real job rows, the real lifecycle and
 worker code, and the real Redis limiter (a pool of its own per test)."""
+
 from __future__ import annotations
 
 import uuid
@@ -33,11 +34,18 @@ def make_pool(transactional_db, settings):
 
     def make(**limits) -> str:
         name = f"wait-{uuid.uuid4().hex[:10]}"
-        settings.PROVIDER_POOLS = {name: {
-            "provider": "builtin", "model": "builtin-rules-1", "max_output_tokens": 500,
-            "requests_per_minute": 600, "tokens_per_minute": 600_000, "max_in_flight": 30,
-            "reserved_tokens": RESERVED_TOKENS, **limits,
-        }}
+        settings.PROVIDER_POOLS = {
+            name: {
+                "provider": "builtin",
+                "model": "builtin-rules-1",
+                "max_output_tokens": 500,
+                "requests_per_minute": 600,
+                "tokens_per_minute": 600_000,
+                "max_in_flight": 30,
+                "reserved_tokens": RESERVED_TOKENS,
+                **limits,
+            }
+        }
         settings.MODEL_POLICIES = {
             POLICY: {"provider_pool": name, "reserved_tokens": RESERVED_TOKENS, "price_per_1k_tokens_micros": 0},
         }
@@ -64,8 +72,11 @@ def test_accepted_job_waits_for_ingress(make_pool, tenant, settings):
     job = make_job(tenant, state=JobState.ACCEPTED, model_policy=POLICY)
 
     explained = waiting.explain_wait(job)
-    assert explained == {"waiting_for": "ingress", "until": None,
-                         "detail": {"requested_event": "unpublished", "publish_attempts": 0, "last_error": None}}
+    assert explained == {
+        "waiting_for": "ingress",
+        "until": None,
+        "detail": {"requested_event": "unpublished", "publish_attempts": 0, "last_error": None},
+    }
 
     # Published but never taken in: recovery makes it READY INGRESS_RECOVERY_SECONDS later at the latest.
     OutboxEvent.objects.filter(job_id=job.pk).update(published_at=Now())
@@ -80,15 +91,27 @@ def test_failed_attempt_waits_for_its_retry_backoff(make_pool, tenant):
     make_pool()
     make_job(tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
-    assert lifecycle.retry_or_fail(claim, report=AttemptReport(outcome=AttemptOutcome.PROVIDER_ERROR, http_status=503),
-                                   retry=True, delay_seconds=120, error_class="provider_error") == "retry"
+    assert (
+        lifecycle.retry_or_fail(
+            claim,
+            report=AttemptReport(outcome=AttemptOutcome.PROVIDER_ERROR, http_status=503),
+            retry=True,
+            delay_seconds=120,
+            error_class="provider_error",
+        )
+        == "retry"
+    )
     job = ExtractionJob.objects.get(pk=claim.job_id)
 
     explained = waiting.explain_wait(job)
     assert explained["waiting_for"] == "retry_backoff"
     assert parse(explained["until"]) == job.available_at
-    assert explained["detail"] == {"attempt": 1, "max_attempts": job.max_attempts, "last_outcome": "provider_error",
-                                   "error_class": "provider_error"}
+    assert explained["detail"] == {
+        "attempt": 1,
+        "max_attempts": job.max_attempts,
+        "last_outcome": "provider_error",
+        "error_class": "provider_error",
+    }
 
 
 def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, tenant):
@@ -155,8 +178,11 @@ def test_tenant_at_its_in_flight_cap_is_named(make_pool, tenant):
     waiting_job = ExtractionJob.objects.exclude(pk=running.job_id).get(tenant=tenant)
 
     explained = waiting.explain_wait(waiting_job)
-    assert explained == {"waiting_for": "tenant_in_flight_cap", "until": None,
-                         "detail": {"running": 1, "max_in_flight": 1}}
+    assert explained == {
+        "waiting_for": "tenant_in_flight_cap",
+        "until": None,
+        "detail": {"running": 1, "max_in_flight": 1},
+    }
 
 
 def test_eligible_job_nobody_claims_waits_for_a_worker(make_pool, tenant):

@@ -1,5 +1,6 @@
 """Transport failures: poison messages go to the dead-letter queue instead of crash-looping,
 a SIGTERM drains a worker gracefully, and a broker outage at accept time loses nothing."""
+
 from __future__ import annotations
 
 import signal
@@ -22,9 +23,17 @@ pytestmark = pytest.mark.slow
 def _publish_raw(broker_url: str, body, *, content_type: str = "application/json", headers=None) -> None:
     with Connection(broker_url, transport_options={"confirm_publish": True}) as conn:
         Producer(conn.channel()).publish(
-            body, exchange=WORK_EXCHANGE, routing_key="ingress", content_type=content_type,
-            content_encoding="utf-8", serializer=None if isinstance(body, (bytes, str)) else "json",
-            headers=headers or {}, delivery_mode=2, mandatory=True, declare=[])
+            body,
+            exchange=WORK_EXCHANGE,
+            routing_key="ingress",
+            content_type=content_type,
+            content_encoding="utf-8",
+            serializer=None if isinstance(body, (bytes, str)) else "json",
+            headers=headers or {},
+            delivery_mode=2,
+            mandatory=True,
+            declare=[],
+        )
 
 
 def _publish_task(broker_url: str, name: str, kwargs: dict, task_id: str | None = None) -> None:
@@ -32,19 +41,39 @@ def _publish_task(broker_url: str, name: str, kwargs: dict, task_id: str | None 
     message = celery_app.amqp.as_task_v2(task_id, name, args=(), kwargs=kwargs)
     with Connection(broker_url, transport_options={"confirm_publish": True}) as conn:
         Producer(conn.channel()).publish(
-            message.body, exchange=WORK_EXCHANGE, routing_key="ingress", headers=message.headers,
-            serializer="json", delivery_mode=2, mandatory=True, declare=[], **message.properties)
+            message.body,
+            exchange=WORK_EXCHANGE,
+            routing_key="ingress",
+            headers=message.headers,
+            serializer="json",
+            delivery_mode=2,
+            mandatory=True,
+            declare=[],
+            **message.properties,
+        )
 
 
 def test_poison_messages_are_dead_lettered_and_good_work_continues(processes, tenant, broker):
     processes.relay()
     processes.celery("workers", "ingress,llm")
     processes.scheduler()
-    _publish_raw(broker, b"{not json", content_type="application/json",
-                 headers={"id": str(uuid.uuid4()), "task": "extraction.ingest_requested", "lang": "py"})
-    _publish_task(broker, "extraction.ingest_requested",
-                  {"event": {"event_id": "x", "event_type": "extraction.requested.v1",
-                             "payload": {"job_id": str(uuid.uuid4()), "event_version": 99}}})
+    _publish_raw(
+        broker,
+        b"{not json",
+        content_type="application/json",
+        headers={"id": str(uuid.uuid4()), "task": "extraction.ingest_requested", "lang": "py"},
+    )
+    _publish_task(
+        broker,
+        "extraction.ingest_requested",
+        {
+            "event": {
+                "event_id": "x",
+                "event_type": "extraction.requested.v1",
+                "payload": {"job_id": str(uuid.uuid4()), "event_version": 99},
+            }
+        },
+    )
     _publish_task(broker, "extraction.no_such_task", {})
     wait_for(lambda: queue_depth(broker, "ingress.dlq") == 3, timeout=30, message=processes.logs)
     assert queue_depth(broker, "ingress") == 0  # nothing requeued in a loop

@@ -1,5 +1,6 @@
 """Accepted jobs reach an explainable terminal state through the real processes: relay,
 RabbitMQ, the ingress and LLM Celery workers, the scheduler and the provider simulator."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,9 @@ def test_accepted_job_reaches_succeeded_with_one_paid_call(processes, tenant, si
     assert result.output["schema"] == "invoice.v1"
     assert ExecutionInbox.objects.filter(job_id=job_id).count() == 1
     assert OutboxEvent.objects.filter(job_id=job_id, event_type="extraction.completed.v1").count() == 1
-    versions = list(JobEvent.objects.filter(job_id=job_id).order_by("state_version")
-                    .values_list("state_version", "to_state"))
+    versions = list(
+        JobEvent.objects.filter(job_id=job_id).order_by("state_version").values_list("state_version", "to_state")
+    )
     assert versions == [(1, "ACCEPTED"), (2, "READY"), (3, "RUNNING"), (4, "SUCCEEDED")]
     assert sim.stats()["calls_by_job"].get(job_id) == 1
 
@@ -48,8 +50,9 @@ def test_relay_killed_after_confirm_resends_and_inbox_keeps_one_row(processes, t
     assert queue_depth(broker, "ingress") == 1
 
     processes.relay()
-    wait_for(lambda: OutboxEvent.objects.filter(pk=requested.pk, published_at__isnull=False).exists(),
-             message="re-publish")
+    wait_for(
+        lambda: OutboxEvent.objects.filter(pk=requested.pk, published_at__isnull=False).exists(), message="re-publish"
+    )
     # The same event twice: at-least-once (the broker's count settles just after the confirm).
     wait_for(lambda: queue_depth(broker, "ingress") == 2, timeout=5, message="duplicate in the queue")
 
@@ -134,7 +137,9 @@ def test_malformed_output_once_then_success(processes, tenant, sim):
     wait_for(lambda: all_terminal([job_id]), timeout=60, message=processes.logs)
     assert ExtractionJob.objects.get(pk=job_id).state == "SUCCEEDED"
     assert list(Attempt.objects.filter(job_id=job_id).order_by("number").values_list("outcome", flat=True)) == [
-        "invalid_output", "succeeded"]
+        "invalid_output",
+        "succeeded",
+    ]
 
 
 def test_deadline_exhaustion_fails_terminally_with_a_dead_letter_message(processes, tenant, sim, broker, settings):
@@ -154,12 +159,15 @@ def test_all_broker_messages_purged_scheduler_still_completes_every_job(processe
 
     processes.relay()
     job_ids = [submit(tenant, key=f"purge-{i}") for i in range(5)]
-    wait_for(lambda: not OutboxEvent.objects.filter(job_id__in=job_ids, published_at__isnull=True).exists(),
-             message="all published")
+    wait_for(
+        lambda: not OutboxEvent.objects.filter(job_id__in=job_ids, published_at__isnull=True).exists(),
+        message="all published",
+    )
     purge_queues(broker)  # every requested message is gone
     processes.celery("workers", "ingress,llm")
     processes.scheduler()
     wait_for(lambda: all_terminal(job_ids), timeout=60, message=processes.logs)
     assert set(ExtractionJob.objects.filter(pk__in=job_ids).values_list("state", flat=True)) == {"SUCCEEDED"}
     assert set(JobEvent.objects.filter(job_id__in=job_ids, to_state="READY").values_list("reason", flat=True)) == {
-        "ingress_recovered"}
+        "ingress_recovered"
+    }

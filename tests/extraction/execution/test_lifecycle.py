@@ -1,5 +1,6 @@
 """The job state machine on real PostgreSQL: fencing, leases, the reaper, deadlines, the inbox.
 Several actors are simulated by calling the lifecycle functions as two workers would."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # With POSTGRES_PREPARED_STATEMENTS off, ``prepare=True`` is ignored: nothing to observe.
 needs_prepared_statements = pytest.mark.skipif(
-    connection.settings_dict["OPTIONS"].get("prepare_threshold") is None, reason="POSTGRES_PREPARED_STATEMENTS is off")
+    connection.settings_dict["OPTIONS"].get("prepare_threshold") is None, reason="POSTGRES_PREPARED_STATEMENTS is off"
+)
 
 OUTPUT = {"schema": "invoice.v1"}
 
@@ -46,8 +48,14 @@ def _expire_lease(job_id: str) -> None:
 
 
 def _complete(claim) -> bool:
-    return lifecycle.complete_job(claim, review_required=False, output=OUTPUT, validation={},
-                                  policy_version="test", report=AttemptReport(outcome="succeeded"))
+    return lifecycle.complete_job(
+        claim,
+        review_required=False,
+        output=OUTPUT,
+        validation={},
+        policy_version="test",
+        report=AttemptReport(outcome="succeeded"),
+    )
 
 
 def test_stale_worker_completion_is_rejected_by_the_fence(tenant):
@@ -119,8 +127,9 @@ def test_retry_that_cannot_finish_before_the_deadline_is_terminal_instead(tenant
     claim = lifecycle.claim_next_job(worker_id="w")
     ExtractionJob.objects.filter(pk=job_id).update(deadline_at=timezone.now() + timedelta(seconds=20))
     settings.ATTEMPT_TIMEOUT_SECONDS = 45
-    result = lifecycle.retry_or_fail(claim, report=AttemptReport(outcome="timeout"), retry=True, delay_seconds=1,
-                                     error_class="timeout")
+    result = lifecycle.retry_or_fail(
+        claim, report=AttemptReport(outcome="timeout"), retry=True, delay_seconds=1, error_class="timeout"
+    )
     assert result == "failed"
     assert ExtractionJob.objects.get(pk=job_id).error_class == "deadline_exceeded"
 
@@ -173,14 +182,22 @@ def test_event_for_an_unknown_job_is_refused():
 def test_every_transition_is_numbered_in_the_event_log(tenant):
     job_id = _ready_job(tenant)
     claim = lifecycle.claim_next_job(worker_id="w")
-    lifecycle.retry_or_fail(claim, report=AttemptReport(outcome="provider_error"), retry=True, delay_seconds=0,
-                            error_class="provider_error")
+    lifecycle.retry_or_fail(
+        claim, report=AttemptReport(outcome="provider_error"), retry=True, delay_seconds=0, error_class="provider_error"
+    )
     claim = lifecycle.claim_next_job(worker_id="w")
     _complete(claim)
-    events = list(JobEvent.objects.filter(job_id=job_id).order_by("state_version")
-                  .values_list("state_version", "to_state"))
-    assert events == [(1, "ACCEPTED"), (2, "READY"), (3, "RUNNING"), (4, "RETRY_SCHEDULED"), (5, "RUNNING"),
-                      (6, "SUCCEEDED")]
+    events = list(
+        JobEvent.objects.filter(job_id=job_id).order_by("state_version").values_list("state_version", "to_state")
+    )
+    assert events == [
+        (1, "ACCEPTED"),
+        (2, "READY"),
+        (3, "RUNNING"),
+        (4, "RETRY_SCHEDULED"),
+        (5, "RUNNING"),
+        (6, "SUCCEEDED"),
+    ]
     assert ExtractionJob.objects.get(pk=job_id).state_version == 6
 
 
@@ -188,8 +205,14 @@ def test_daily_spend_counts_reported_usage_not_the_reservation(tenant, settings)
     settings.MODEL_POLICIES = {"default": {**settings.MODEL_POLICIES["default"], "price_per_1k_tokens_micros": 2000}}
     job_id = _ready_job(tenant)
     claim = lifecycle.claim_next_job(worker_id="w")
-    assert lifecycle.complete_job(claim, review_required=False, output=OUTPUT, validation={}, policy_version="t",
-                                  report=AttemptReport(outcome="succeeded", input_tokens=1000, output_tokens=500))
+    assert lifecycle.complete_job(
+        claim,
+        review_required=False,
+        output=OUTPUT,
+        validation={},
+        policy_version="t",
+        report=AttemptReport(outcome="succeeded", input_tokens=1000, output_tokens=500),
+    )
     usage = TenantUsage.objects.get(tenant=tenant.tenant)
     assert usage.spent_today_micros == 1500 * 2000 // 1000  # CAP-4: 1,500 tokens used, 6,000 were reserved
     assert (usage.pending_jobs, usage.reserved_tokens) == (0, 0)
@@ -217,7 +240,9 @@ def test_one_wake_up_runs_every_eligible_job_and_stops_when_none_is_left(tenant,
     jobs = [_ready_job(tenant) for _ in range(3)]
     assert run_slot(WorkerRuntime(worker_id="w")) == 3
     assert set(ExtractionJob.objects.filter(pk__in=jobs).values_list("state", flat=True)) <= {
-        "SUCCEEDED", "REVIEW_REQUIRED"}
+        "SUCCEEDED",
+        "REVIEW_REQUIRED",
+    }
 
 
 def test_a_wake_up_whose_job_a_slot_ran_by_claiming_again_stops_without_a_claim(tenant):
@@ -281,12 +306,24 @@ def test_the_hot_statements_are_planned_once_per_connection(tenant):
     claim_unpublished(batch_size=10, claim_seconds=30)
     first = lifecycle.claim_next_job(worker_id="w")
     assert _complete(first)
-    invoice = parse_invoice_v1(json.dumps(extract_invoice(DocumentText(pages=(
-        "ACME Supplies GmbH\nVAT ID: DE123456789\nInvoice number: INV-1\nTotal: 119.00 EUR\n",)))))
+    invoice = parse_invoice_v1(
+        json.dumps(
+            extract_invoice(
+                DocumentText(
+                    pages=("ACME Supplies GmbH\nVAT ID: DE123456789\nInvoice number: INV-1\nTotal: 119.00 EUR\n",)
+                )
+            )
+        )
+    )
     tenant_policy(first.tenant_id, invoice)
     statements = prepared()
-    for marker in ("INSERT INTO execution_inbox", "candidates AS", "ended AS", "WITH marked AS",
-                   "t.allowed_currencies"):
+    for marker in (
+        "INSERT INTO execution_inbox",
+        "candidates AS",
+        "ended AS",
+        "WITH marked AS",
+        "t.allowed_currencies",
+    ):
         assert sum(marker in s for s in statements) == 1, (marker, statements)
     # The next of each reuses its statement instead of preparing another.
     lifecycle.claim_next_job(worker_id="w")

@@ -1,5 +1,6 @@
 """Durable acceptance (ACC-1..5): one job and one outbox row per (tenant, idempotency key),
 replays answer the same job, a reused key with another request is 409 — also under races."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -51,7 +52,10 @@ def test_accepted_job_is_durable_with_its_outbox_event_and_budget(tenant_a):
 
     job = ExtractionJob.objects.get(pk=job_id)
     assert (job.tenant_id, str(job.document_id), str(job.document_version)) == (
-        tenant_a.tenant.pk, doc["id"], doc["version"])
+        tenant_a.tenant.pk,
+        doc["id"],
+        doc["version"],
+    )
     assert (job.state, job.state_version, job.attempt, job.idempotency_key) == (JobState.ACCEPTED, 1, 0, "k-1")
     assert job.byte_size == doc["size"]
 
@@ -149,16 +153,28 @@ def test_same_key_after_the_document_version_changed_is_409(tenant_a):
 )
 def test_request_hash_covers_everything_that_affects_the_result(tenant_a, change):
     document = Document(tenant=tenant_a.tenant, sha256="0" * 64, size=1, content_type="text/plain")
-    request = JobRequest(document=document, schema="invoice.v1", model_policy="default", options={},
-                         priority_class="batch", deadline_seconds=3600)
+    request = JobRequest(
+        document=document,
+        schema="invoice.v1",
+        model_policy="default",
+        options={},
+        priority_class="batch",
+        deadline_seconds=3600,
+    )
     assert dataclasses.replace(request, **change).request_hash() != request.request_hash()
     assert dataclasses.replace(request).request_hash() == request.request_hash()
 
 
 def test_request_hash_covers_the_document_version(tenant_a):
     document = Document(tenant=tenant_a.tenant, sha256="0" * 64, size=1, content_type="text/plain")
-    request = JobRequest(document=document, schema="invoice.v1", model_policy="default", options={},
-                         priority_class="batch", deadline_seconds=3600)
+    request = JobRequest(
+        document=document,
+        schema="invoice.v1",
+        model_policy="default",
+        options={},
+        priority_class="batch",
+        deadline_seconds=3600,
+    )
     newer = Document(id=document.id, tenant=tenant_a.tenant, sha256="0" * 64, size=1, content_type="text/plain")
     assert newer.version != document.version
     assert dataclasses.replace(request, document=newer).request_hash() != request.request_hash()
@@ -182,6 +198,7 @@ def test_distinct_keys_make_distinct_jobs(tenant_a):
 
 
 # --- Races: real threads, each with its own database connection --------------------------------
+
 
 def race(n: int, token: str, key: str, bodies: list[dict[str, Any]]) -> list[Any]:
     """POST ``bodies[i]`` from thread i, all released at once; returns the responses in order."""

@@ -1,5 +1,6 @@
 """Admission (BP-1): a tenant past one of its limits gets 429 naming it, the system past its
 backlog bound gets 503; both carry Retry-After and write nothing."""
+
 from __future__ import annotations
 
 import threading
@@ -35,8 +36,15 @@ def accept(client: APIClient, key: str, document_id: str):
 
 def snapshot(tenant: Tenant) -> tuple[Any, ...]:
     usage = TenantUsage.objects.get(tenant=tenant)
-    return (ExtractionJob.objects.count(), OutboxEvent.objects.count(), JobEvent.objects.count(),
-            usage.pending_jobs, usage.pending_bytes, usage.reserved_tokens, usage.spent_today_micros)
+    return (
+        ExtractionJob.objects.count(),
+        OutboxEvent.objects.count(),
+        JobEvent.objects.count(),
+        usage.pending_jobs,
+        usage.pending_bytes,
+        usage.reserved_tokens,
+        usage.spent_today_micros,
+    )
 
 
 def set_limits(tenant: Tenant, **limits: int) -> None:
@@ -67,8 +75,9 @@ def test_tenant_over_a_limit_gets_429_naming_it_and_nothing_is_written(tenant_a,
     assert accept(tenant_a.client, "k-1", doc["id"]).status_code == 202  # room for exactly one
     before = snapshot(tenant_a.tenant)
 
-    body = assert_refused(accept(tenant_a.client, "k-2", doc["id"]), status=429,
-                          problem_type="/problems/tenant-limit-exceeded")
+    body = assert_refused(
+        accept(tenant_a.client, "k-2", doc["id"]), status=429, problem_type="/problems/tenant-limit-exceeded"
+    )
     assert body["limit"] == limit_name
     assert limit_name in body["detail"]
     assert snapshot(tenant_a.tenant) == before
@@ -88,10 +97,12 @@ def test_a_refused_key_can_be_used_once_room_frees_up(tenant_a):
 def test_spend_already_made_today_counts_against_the_daily_limit(tenant_a):
     set_limits(tenant_a.tenant, daily_spend_limit_micros=SPEND_PER_JOB * 10)
     TenantUsage.objects.filter(tenant=tenant_a.tenant).update(
-        spend_day=timezone.now().date(), spent_today_micros=SPEND_PER_JOB * 10 - SPEND_PER_JOB + 1)
+        spend_day=timezone.now().date(), spent_today_micros=SPEND_PER_JOB * 10 - SPEND_PER_JOB + 1
+    )
     doc = upload(tenant_a.client)
-    body = assert_refused(accept(tenant_a.client, "k-1", doc["id"]), status=429,
-                          problem_type="/problems/tenant-limit-exceeded")
+    body = assert_refused(
+        accept(tenant_a.client, "k-1", doc["id"]), status=429, problem_type="/problems/tenant-limit-exceeded"
+    )
     assert body["limit"] == "daily_spend"
 
 
@@ -127,8 +138,9 @@ def test_global_backlog_over_its_bound_is_503_and_nothing_is_written(tenant_a, t
     settings.GLOBAL_MAX_PENDING_JOBS = 1  # tenant_b's job fills the system
     doc = upload(tenant_a.client)
     before = snapshot(tenant_a.tenant)
-    assert_refused(accept(tenant_a.client, "k-1", doc["id"]), status=503,
-                   problem_type="/problems/accept-capacity-exhausted")
+    assert_refused(
+        accept(tenant_a.client, "k-1", doc["id"]), status=503, problem_type="/problems/accept-capacity-exhausted"
+    )
     assert snapshot(tenant_a.tenant) == before
 
 

@@ -1,5 +1,6 @@
 """The run command's demo upload: running it again must not submit the invoices again (each
 would be posted to the demo ERP once more)."""
+
 from __future__ import annotations
 
 import io

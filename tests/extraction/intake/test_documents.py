@@ -1,5 +1,6 @@
 """Document upload: the type comes from the bytes, identity from the digest (ACC-4), and the
 size limit is enforced while the upload streams in."""
+
 from __future__ import annotations
 
 import hashlib
@@ -41,8 +42,9 @@ LONG_UTF8_TEXT = b"a" * 8190 + "€ total\n".encode()
 
 
 def upload(client, content: bytes, *, name: str = "invoice.bin", content_type: str = "application/octet-stream"):
-    return client.post(DOCUMENTS_URL, {"file": SimpleUploadedFile(name, content, content_type=content_type)},
-                       format="multipart")
+    return client.post(
+        DOCUMENTS_URL, {"file": SimpleUploadedFile(name, content, content_type=content_type)}, format="multipart"
+    )
 
 
 def stored_files(settings) -> list[Path]:
@@ -169,8 +171,11 @@ def test_declared_length_far_over_the_limit_is_413(tenant_a, settings):
         pytest.param({}, "/problems/validation-error", id="no-file"),
         pytest.param({"file": SimpleUploadedFile("empty.txt", b"")}, "/problems/validation-error", id="empty-file"),
         pytest.param({"file": "not a file"}, "/problems/validation-error", id="file-as-text-field"),
-        pytest.param({"file": SimpleUploadedFile("a.txt", b"hello"), "tenant": "b"}, "/problems/validation-error",
-                     id="unknown-field"),
+        pytest.param(
+            {"file": SimpleUploadedFile("a.txt", b"hello"), "tenant": "b"},
+            "/problems/validation-error",
+            id="unknown-field",
+        ),
     ],
 )
 def test_bad_upload_form_is_400(tenant_a, data, problem_type):

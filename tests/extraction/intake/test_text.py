@@ -1,4 +1,5 @@
 """Document text: what the extractor and the evidence checks read. Real files from testdata/."""
+
 from __future__ import annotations
 
 import io
@@ -30,7 +31,8 @@ def _rasterize(pdf: Path, page: int, dpi: int = 150) -> Image.Image:
     """A page of a PDF as the image a scanner would produce (pdftoppm, as production OCR uses)."""
     png = subprocess.run(
         ["pdftoppm", "-r", str(dpi), "-gray", "-png", "-singlefile", "-f", str(page), "-l", str(page), str(pdf)],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout
     image = Image.open(io.BytesIO(png))
     image.load()
@@ -144,11 +146,15 @@ def test_pdf_restricted_only_by_an_owner_password_is_read():
     assert "Bruttosumme" in document.pages[1]
 
 
-@pytest.mark.parametrize("data", [
-    EINFACH_PDF.read_bytes()[:3000],                      # truncated download
-    b"%PDF-1.7\n" + b"\x00garbage" * 200,                  # a header and nothing else
-    b"<html>not a pdf</html>",
-], ids=["truncated", "garbage-after-header", "html"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        EINFACH_PDF.read_bytes()[:3000],  # truncated download
+        b"%PDF-1.7\n" + b"\x00garbage" * 200,  # a header and nothing else
+        b"<html>not a pdf</html>",
+    ],
+    ids=["truncated", "garbage-after-header", "html"],
+)
 def test_corrupt_pdf_is_unreadable(data):
     with pytest.raises(UnreadableDocument):
         extract_document_text(data, "application/pdf")

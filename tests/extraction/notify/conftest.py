@@ -1,6 +1,7 @@
 """Fixtures for the live-notification tests: real PostgreSQL (committed rows, so the
 consumer's threads and the notifier's own connections see them), real channels-redis, and
 the real ASGI application with its middleware stack."""
+
 from __future__ import annotations
 
 import uuid
@@ -69,8 +70,10 @@ def _end_stray_test_database_sessions(django_db_setup):
 
     name = connections["default"].settings_dict["NAME"]
     with psycopg.connect(database_conninfo_for("postgres"), autocommit=True) as conn:
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                     [name])
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [name],
+        )
 
 
 def database_conninfo_for(dbname: str) -> str:

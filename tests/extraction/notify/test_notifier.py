@@ -1,6 +1,7 @@
 """The notifier process: committed job_events rows become job.changed messages on the real
 channels-redis layer, woken by LISTEN/NOTIFY, without losing an event that commits after a
 higher id was already forwarded."""
+
 from __future__ import annotations
 
 import asyncio
@@ -36,16 +37,25 @@ async def wait_until(condition, timeout: float, message: str) -> None:
 async def notifier_is_listening() -> bool:
     def count() -> int:
         with psycopg.connect(database_conninfo(), autocommit=True) as conn:
-            return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'notifier-listen'"
-                                " AND datname = current_database()").fetchone()[0]
+            return conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'notifier-listen'"
+                " AND datname = current_database()"
+            ).fetchone()[0]
+
     return await asyncio.to_thread(count) > 0
 
 
 def start_notifier(log_path: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "DJANGO_DEVELOPMENT": "1", "POSTGRES_DB": connections["default"].settings_dict["NAME"]}
     with log_path.open("wb") as log:
-        return subprocess.Popen([sys.executable, "manage.py", "run_notifier", *args], cwd=ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "manage.py", "run_notifier", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 @pytest.mark.slow  # the notifier as a real process, stopped with a signal
@@ -62,8 +72,14 @@ async def test_notifier_process_forwards_a_commit_within_moments_via_listen(tena
         message = await asyncio.wait_for(layer.receive(channel), timeout=5)
         assert time.monotonic() - started < 2
         event_id = await database_sync_to_async(lambda: JobEvent.objects.get(job_id=job).pk)()
-        assert message == {"type": "job.changed", "event_id": event_id, "job_id": job,
-                           "tenant_id": str(tenant_a.tenant.pk), "state_version": 1, "state": "ACCEPTED"}
+        assert message == {
+            "type": "job.changed",
+            "event_id": event_id,
+            "job_id": job,
+            "tenant_id": str(tenant_a.tenant.pk),
+            "state_version": 1,
+            "state": "ACCEPTED",
+        }
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         exit_code = proc.wait(timeout=10)
@@ -87,8 +103,10 @@ async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
 
     pumping = asyncio.create_task(pump())
     notifier = Notifier(poll_interval=0.1)
-    insert = ("INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail,"
-              " created_at) VALUES (%s, %s, %s, '', 'READY', 'test', '{}', now()) RETURNING id")
+    insert = (
+        "INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail,"
+        " created_at) VALUES (%s, %s, %s, '', 'READY', 'test', '{}', now()) RETURNING id"
+    )
     try:
         await notifier.forward_new_events()
         while True:  # drain what the first pass re-sent (the accept event)
@@ -96,8 +114,10 @@ async def test_event_committed_after_a_higher_id_is_still_forwarded(tenant_a):
                 await asyncio.wait_for(received.get(), timeout=0.3)
             except TimeoutError:
                 break
-        async with await psycopg.AsyncConnection.connect(database_conninfo()) as slow, \
-                await psycopg.AsyncConnection.connect(database_conninfo(), autocommit=True) as fast:
+        async with (
+            await psycopg.AsyncConnection.connect(database_conninfo()) as slow,
+            await psycopg.AsyncConnection.connect(database_conninfo(), autocommit=True) as fast,
+        ):
             (low_id,) = await (await slow.execute(insert, [job, tenant_a.tenant.pk, 101])).fetchone()
             (high_id,) = await (await fast.execute(insert, [job, tenant_a.tenant.pk, 102])).fetchone()
             assert low_id < high_id

@@ -1,5 +1,6 @@
 """GET /api/v1/job-events/stream through the ASGI application daphne serves: the same
 notices as the WebSocket, resumed from Last-Event-ID (NTF-1), ended on revocation (NTF-2)."""
+
 from __future__ import annotations
 
 import json
@@ -37,9 +38,18 @@ def parse_events(body: bytes) -> list[dict]:
 
 
 async def open_stream(*, headers: list[tuple[bytes, bytes]], query: bytes = b"") -> tuple[ApplicationCommunicator, int]:
-    scope = {"type": "http", "http_version": "1.1", "method": "GET", "path": STREAM, "raw_path": STREAM.encode(),
-             "query_string": query, "headers": [(b"host", b"localhost"), *headers], "scheme": "http",
-             "server": ("localhost", 8001), "client": ("127.0.0.1", 50000)}
+    scope = {
+        "type": "http",
+        "http_version": "1.1",
+        "method": "GET",
+        "path": STREAM,
+        "raw_path": STREAM.encode(),
+        "query_string": query,
+        "headers": [(b"host", b"localhost"), *headers],
+        "scheme": "http",
+        "server": ("localhost", 8001),
+        "client": ("127.0.0.1", 50000),
+    }
     comm = ApplicationCommunicator(application, scope)
     await comm.send_input({"type": "http.request", "body": b"", "more_body": False})
     start = await comm.receive_output(timeout=5)
@@ -73,7 +83,7 @@ async def test_token_in_the_query_string_is_not_accepted(tenant_a):
 
 async def test_last_event_id_replays_the_missed_events_then_streams_live(tenant_a):
     job = await database_sync_to_async(submit)(tenant_a)
-    cursor = (await database_sync_to_async(lambda: JobEvent.objects.get(job_id=job).pk)())
+    cursor = await database_sync_to_async(lambda: JobEvent.objects.get(job_id=job).pk)()
     await database_sync_to_async(take_in)(job)
     other = await database_sync_to_async(submit)(tenant_a)
 

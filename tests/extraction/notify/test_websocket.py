@@ -1,6 +1,7 @@
 """/ws/jobs/ through the real middleware stack (origin check, session, subprotocol token or
 ticket), with real PostgreSQL and channels-redis: replay, snapshot, live notices, tenant
 isolation and revocation (NTF-1, NTF-2)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,8 +25,13 @@ pytestmark = [pytest.mark.anyio]
 ALLOWED_ORIGIN = (b"origin", b"http://localhost")
 
 
-async def open_socket(*, headers: list | None = None, subprotocols: list[str] | None = None,
-                      path: str = "/ws/jobs/", origin: tuple[bytes, bytes] | None = ALLOWED_ORIGIN):
+async def open_socket(
+    *,
+    headers: list | None = None,
+    subprotocols: list[str] | None = None,
+    path: str = "/ws/jobs/",
+    origin: tuple[bytes, bytes] | None = ALLOWED_ORIGIN,
+):
     all_headers = ([origin] if origin else []) + (headers or [])
     comm = WebsocketCommunicator(application, path, headers=all_headers, subprotocols=subprotocols)
     connected, detail = await comm.connect(timeout=5)
@@ -62,6 +68,7 @@ def event_ids(job_id: str) -> list[int]:
 
 # --- who may connect ------------------------------------------------------------------------------
 
+
 async def test_no_credentials_is_refused_with_4401(tenant_a):
     _, connected, code = await open_socket()
     assert (connected, code) == (False, 4401)
@@ -78,8 +85,7 @@ async def test_foreign_origin_is_refused_even_with_a_valid_session(browser_user)
 async def test_token_in_the_query_string_is_not_accepted(tenant_a):
     _, connected, code = await open_socket(path=f"/ws/jobs/?token={tenant_a.token}")
     assert (connected, code) == (False, 4401)
-    _, connected, code = await open_socket(path=f"/ws/jobs/?token=token.{tenant_a.token}",
-                                              subprotocols=["jobs.v1"])
+    _, connected, code = await open_socket(path=f"/ws/jobs/?token=token.{tenant_a.token}", subprotocols=["jobs.v1"])
     assert (connected, code) == (False, 4401)
 
 
@@ -115,6 +121,7 @@ async def test_ticket_opens_one_socket_only(tenant_a):
 
 
 # --- catch-up after a reconnect ----------------------------------------------------------------------
+
 
 async def test_reconnect_with_cursor_replays_exactly_the_missed_events(tenant_a):
     first_job = await sync_to_async(submit)(tenant_a)
@@ -180,6 +187,7 @@ async def test_cursor_from_the_future_gets_a_snapshot(tenant_a):
 
 # --- live notices ----------------------------------------------------------------------------------
 
+
 async def test_committed_transition_reaches_the_subscriber_through_the_notifier(tenant_a):
     job = await sync_to_async(submit)(tenant_a)
     notifier = Notifier(poll_interval=0.1)
@@ -191,7 +199,11 @@ async def test_committed_transition_reaches_the_subscriber_through_the_notifier(
         assert await notifier.forward_new_events() == 1
         frame = await comm.receive_json_from(timeout=5)
         assert {k: frame[k] for k in ("type", "job_id", "state_version", "state")} == {
-            "type": "job.changed", "job_id": job, "state_version": 2, "state": "READY"}
+            "type": "job.changed",
+            "job_id": job,
+            "state_version": 2,
+            "state": "READY",
+        }
         assert frame["event_id"] == (await sync_to_async(event_ids)(job))[-1]
         assert "tenant_id" not in frame
         await comm.disconnect()
@@ -209,8 +221,7 @@ async def test_a_notice_the_layer_lost_is_sent_from_the_event_log(tenant_a, sett
     await subscribe(comm, job_id=job)
     await sync_to_async(take_in)(job)
     frame = await comm.receive_json_from(timeout=5)
-    assert (frame["type"], frame["job_id"], frame["state_version"], frame["state"]) == (
-        "job.changed", job, 2, "READY")
+    assert (frame["type"], frame["job_id"], frame["state_version"], frame["state"]) == ("job.changed", job, 2, "READY")
     assert frame["event_id"] == (await sync_to_async(event_ids)(job))[-1]
     assert await comm.receive_nothing(timeout=2.5)  # sent once, not on every round
     await comm.disconnect()
@@ -240,8 +251,9 @@ async def test_no_frame_of_another_tenant_ever_reaches_a_socket(tenant_a, tenant
         assert await comm.receive_nothing(timeout=0.5)
 
         # Send-time check: even a B notice pushed into A's own group is not sent.
-        forged = JobNotice(event_id=10**9, job_id=job_b, tenant_id=str(tenant_b.tenant.pk), state_version=9,
-                           state="SUCCEEDED")
+        forged = JobNotice(
+            event_id=10**9, job_id=job_b, tenant_id=str(tenant_b.tenant.pk), state_version=9, state="SUCCEEDED"
+        )
         await get_channel_layer().group_send(tenant_group(tenant_a.tenant.pk), forged.layer_message())
         assert await comm.receive_nothing(timeout=0.5)
         await comm.disconnect()
@@ -250,6 +262,7 @@ async def test_no_frame_of_another_tenant_ever_reaches_a_socket(tenant_a, tenant
 
 
 # --- revocation (NTF-2) ----------------------------------------------------------------------------
+
 
 async def test_revoked_token_with_push_closes_the_socket_at_once(tenant_a, settings):
     settings.NOTIFY_REAUTH_SECONDS = 30  # the periodic re-check cannot be what closes it
@@ -285,8 +298,7 @@ async def test_revoked_membership_pushed_by_the_notifier_closes_the_session_sock
         await notifier.push_revocations()  # starts the notifier's revocation window
         comm, _, _ = await open_socket(headers=[browser_user.cookie])
         await subscribe(comm)
-        await sync_to_async(Membership.objects.filter(pk=browser_user.membership.pk).update)(
-            revoked_at=timezone.now())
+        await sync_to_async(Membership.objects.filter(pk=browser_user.membership.pk).update)(revoked_at=timezone.now())
         started = time.monotonic()
         assert await notifier.push_revocations() == 1
         assert await expect_close(comm, timeout=3) == 4403
@@ -326,8 +338,9 @@ async def test_a_revoked_socket_gets_no_more_notices(tenant_a, settings):
     layer = get_channel_layer()
     await push_revocation(layer, token_id=token.pk)
     state_version = await sync_to_async(lambda: ExtractionJob.objects.get(pk=job).state_version)()
-    notice = JobNotice(event_id=10**9, job_id=job, tenant_id=str(tenant_a.tenant.pk),
-                       state_version=state_version + 1, state="READY")
+    notice = JobNotice(
+        event_id=10**9, job_id=job, tenant_id=str(tenant_a.tenant.pk), state_version=state_version + 1, state="READY"
+    )
     await layer.group_send(tenant_group(tenant_a.tenant.pk), notice.layer_message())
     output = await comm.receive_output(timeout=3)
     assert output == {"type": "websocket.close", "code": 4403}

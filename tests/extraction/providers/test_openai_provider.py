@@ -25,10 +25,23 @@ INVOICE = DocumentText(
 )
 
 
-def extraction_request(*, job_id: str = "job-1", attempt: int = 1, timeout_seconds: float = 5.0,
-                       max_output_tokens: int = 4000, schema: str = "invoice.v1") -> ProviderRequest:
-    return ProviderRequest(job_id=job_id, attempt=attempt, document=INVOICE, schema=schema, model="sim-model",
-                           max_output_tokens=max_output_tokens, timeout_seconds=timeout_seconds)
+def extraction_request(
+    *,
+    job_id: str = "job-1",
+    attempt: int = 1,
+    timeout_seconds: float = 5.0,
+    max_output_tokens: int = 4000,
+    schema: str = "invoice.v1",
+) -> ProviderRequest:
+    return ProviderRequest(
+        job_id=job_id,
+        attempt=attempt,
+        document=INVOICE,
+        schema=schema,
+        model="sim-model",
+        max_output_tokens=max_output_tokens,
+        timeout_seconds=timeout_seconds,
+    )
 
 
 @pytest.fixture
@@ -249,10 +262,10 @@ NOW = datetime(2015, 10, 21, 7, 27, 30, tzinfo=UTC)
         (" 3 ", 3.0),
         ("0", 0.0),
         ("1.5", 1.5),
-        ("Wed, 21 Oct 2015 07:28:00 GMT", 30.0),        # IMF-fixdate
-        ("Wednesday, 21-Oct-15 07:28:00 GMT", 30.0),    # obsolete RFC 850
-        ("Wed Oct 21 07:28:00 2015", 30.0),             # obsolete asctime, no zone: GMT
-        ("Wed, 21 Oct 2015 07:00:00 GMT", 0.0),         # in the past: go now
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 30.0),  # IMF-fixdate
+        ("Wednesday, 21-Oct-15 07:28:00 GMT", 30.0),  # obsolete RFC 850
+        ("Wed Oct 21 07:28:00 2015", 30.0),  # obsolete asctime, no zone: GMT
+        ("Wed, 21 Oct 2015 07:00:00 GMT", 0.0),  # in the past: go now
         (None, None),
         ("", None),
         ("soon", None),

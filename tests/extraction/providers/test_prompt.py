@@ -37,7 +37,22 @@ def test_round_trip_preserves_page_texts_exactly(pages):
 
 
 def test_round_trip_survives_random_delimiter_soup():
-    pieces = ["<", "/", "page", "document", "PAGE", ">", "\n", " ", '"', "number=", "\u2039", "x", "</page>", "\n</document>"]
+    pieces = [
+        "<",
+        "/",
+        "page",
+        "document",
+        "PAGE",
+        ">",
+        "\n",
+        " ",
+        '"',
+        "number=",
+        "\u2039",
+        "x",
+        "</page>",
+        "\n</document>",
+    ]
     rng = random.Random(7)
     for _ in range(300):
         pages = tuple("".join(rng.choice(pieces) for _ in range(rng.randrange(30))) for _ in range(rng.randrange(1, 4)))
@@ -65,7 +80,7 @@ def test_offsets_in_the_prompt_are_offsets_in_the_page():
     as_sent = content.split("<page ")[2].split(">\n", 1)[1].rsplit("\n</page>", 1)[0]
     assert len(as_sent) == len(HOSTILE_PAGE)
     total = HOSTILE_PAGE.index("Total 0.01")
-    assert as_sent[total:total + 10] == "Total 0.01"
+    assert as_sent[total : total + 10] == "Total 0.01"
 
 
 def test_system_message_frames_the_document_as_data():

@@ -3,6 +3,7 @@ reviewers at once, and the review queue in the Django admin, tenant by tenant.
 
 Jobs reach REVIEW_REQUIRED through the real lifecycle (accept → take in → claim → complete with
 the validator's verdict), with the extractor's answer on a real invoice."""
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import parse_invoice_v1
 from tests.factories import INVOICES, make_document, make_job, make_tenant, unique_slug
 
-ELEKTRON = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"   # gross 300.00, valid VAT id/IBAN
+ELEKTRON = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"  # gross 300.00, valid VAT id/IBAN
 QUEUE_URL = "/admin/extraction/extractionjob/review/"
 
 _TEXT_CACHE: dict[str, tuple[DocumentText, str]] = {}
@@ -56,8 +57,9 @@ def with_gross(output: dict[str, Any], gross: str) -> dict[str, Any]:
     return changed
 
 
-def job_in_review(tenant: Tenant, *, pages: tuple[str, ...] | None = None,
-                  output: dict[str, Any] | None = None) -> ExtractionJob:
+def job_in_review(
+    tenant: Tenant, *, pages: tuple[str, ...] | None = None, output: dict[str, Any] | None = None
+) -> ExtractionJob:
     """A job driven through the real lifecycle to REVIEW_REQUIRED, judged by the real validator.
 
     By default: the Elektron invoice whose extracted gross total was misread as 3000.00."""
@@ -65,18 +67,27 @@ def job_in_review(tenant: Tenant, *, pages: tuple[str, ...] | None = None,
     if pages is not None:
         document_text = DocumentText(pages=pages)
     output = output if output is not None else with_gross(extracted, "3000.00")
-    outcome = validate_extraction(invoice=parse_invoice_v1(json.dumps(output)), document=document_text,
-                                  tenant_id=tenant.pk)
+    outcome = validate_extraction(
+        invoice=parse_invoice_v1(json.dumps(output)), document=document_text, tenant_id=tenant.pk
+    )
     assert outcome.review_required, "the test job must need review"
     document = make_document(tenant, content=b"%PDF-1.7 " + uuid.uuid4().hex.encode(), filename="invoice.pdf")
     DocumentTextRow.objects.create(document=document, pages=list(document_text.pages), source="pdf_text_layer")
-    return make_job(tenant, state=JobState.REVIEW_REQUIRED, document=document, output=output,
-                    validation=outcome.as_dict(), policy_version=outcome.policy_version, worker_id="review-test")
+    return make_job(
+        tenant,
+        state=JobState.REVIEW_REQUIRED,
+        document=document,
+        output=output,
+        validation=outcome.as_dict(),
+        policy_version=outcome.policy_version,
+        worker_id="review-test",
+    )
 
 
 def staff(tenant: Tenant | None, role: str = Role.REVIEWER, *, superuser: bool = False, name: str = ""):
-    user = get_user_model().objects.create_user(username=name or f"u-{uuid.uuid4().hex[:8]}", password="pw",
-                                                is_staff=True, is_superuser=superuser)
+    user = get_user_model().objects.create_user(
+        username=name or f"u-{uuid.uuid4().hex[:8]}", password="pw", is_staff=True, is_superuser=superuser
+    )
     if tenant is not None:
         Membership.objects.create(user=user, tenant=tenant, role=role)
     return user
@@ -90,8 +101,12 @@ def _tenant_knowing_elektron() -> Tenant:
     tenant = make_tenant(unique_slug("r"))
     _, output = _elektron()
     supplier = output["supplier"]
-    Supplier.objects.create(tenant=tenant, name=supplier["name"]["value"], vat_id=supplier["vat_id"]["value"],
-                            iban=supplier["iban"]["value"])
+    Supplier.objects.create(
+        tenant=tenant,
+        name=supplier["name"]["value"],
+        vat_id=supplier["vat_id"]["value"],
+        iban=supplier["iban"]["value"],
+    )
     return tenant
 
 
@@ -108,6 +123,7 @@ def committed_tenant(transactional_db) -> Tenant:
 
 # --- approve / reject --------------------------------------------------------------------------------
 
+
 def test_review_required_job_gets_no_completed_event_until_approved(tenant):
     job = job_in_review(tenant)
     reviewer = staff(tenant)
@@ -115,8 +131,9 @@ def test_review_required_job_gets_no_completed_event_until_approved(tenant):
     assert "extraction.completed.v1" not in events(job)
     assert events(job) == ["extraction.requested.v1", "extraction.review_required.v1"]
 
-    result = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version,
-                                   corrections={"totals.gross": "300.00"})
+    result = review.approve_review(
+        job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version, corrections={"totals.gross": "300.00"}
+    )
 
     assert result.status == review.APPROVED, result
     job.refresh_from_db()
@@ -128,9 +145,13 @@ def test_approval_with_a_correction_is_revalidated_and_audited(tenant):
     job = job_in_review(tenant)
     reviewer = staff(tenant)
 
-    result = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version,
-                                   corrections={"totals.gross": " 300.00 ", "totals.net": "252.10"},
-                                   comment="misread total")
+    result = review.approve_review(
+        job_id=job.pk,
+        reviewer=reviewer,
+        seen_state_version=job.state_version,
+        corrections={"totals.gross": " 300.00 ", "totals.net": "252.10"},
+        comment="misread total",
+    )
 
     assert result.status == review.APPROVED
     stored = ExtractionResult.objects.get(job_id=job.pk)
@@ -138,8 +159,11 @@ def test_approval_with_a_correction_is_revalidated_and_audited(tenant):
     assert stored.validation["review_required"] is False
     assert stored.validation["review"]["corrected_fields"] == ["totals.gross"]  # net was unchanged
     decision = ReviewDecision.objects.get(job_id=job.pk)
-    assert (decision.decision, decision.reviewer_id, decision.state_version) == ("approved", reviewer.pk,
-                                                                                 job.state_version)
+    assert (decision.decision, decision.reviewer_id, decision.state_version) == (
+        "approved",
+        reviewer.pk,
+        job.state_version,
+    )
     assert decision.before["totals"]["gross"]["value"] == "3000.00"
     assert decision.after["totals"]["gross"]["value"] == "300.00"
     assert decision.comment == "misread total"
@@ -148,8 +172,12 @@ def test_approval_with_a_correction_is_revalidated_and_audited(tenant):
 def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(tenant):
     job = job_in_review(tenant)
 
-    result = review.approve_review(job_id=job.pk, reviewer=staff(tenant), seen_state_version=job.state_version,
-                                   corrections={"totals.gross": "310.00"})
+    result = review.approve_review(
+        job_id=job.pk,
+        reviewer=staff(tenant),
+        seen_state_version=job.state_version,
+        corrections={"totals.gross": "310.00"},
+    )
 
     assert result.status == review.REFUSED
     assert result.reasons == ["totals_sum_mismatch", "amount_due_mismatch"]
@@ -162,8 +190,12 @@ def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(ten
 def test_correction_is_checked_against_master_data_too(tenant):
     job = job_in_review(tenant)
 
-    result = review.approve_review(job_id=job.pk, reviewer=staff(tenant), seen_state_version=job.state_version,
-                                   corrections={"totals.gross": "300.00", "supplier.iban": "DE89370400440532013000"})
+    result = review.approve_review(
+        job_id=job.pk,
+        reviewer=staff(tenant),
+        seen_state_version=job.state_version,
+        corrections={"totals.gross": "300.00", "supplier.iban": "DE89370400440532013000"},
+    )
 
     assert result.status == review.REFUSED
     assert result.reasons == ["supplier_iban_mismatch"]
@@ -176,8 +208,13 @@ def test_approving_unchanged_failing_result_needs_an_override_with_a_comment(ten
 
     plain = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=seen)
     silent = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=seen, override=True)
-    explained = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=seen, override=True,
-                                      comment="supplier confirmed the total by phone")
+    explained = review.approve_review(
+        job_id=job.pk,
+        reviewer=reviewer,
+        seen_state_version=seen,
+        override=True,
+        comment="supplier confirmed the total by phone",
+    )
 
     assert plain.status == review.REFUSED and "totals_sum_mismatch" in plain.reasons
     assert silent.status == review.REFUSED and silent.reasons == ["override_needs_comment"]
@@ -191,8 +228,9 @@ def test_reject_fails_the_job_terminally_and_it_is_never_delivered(tenant):
     job = job_in_review(tenant)
     reviewer = staff(tenant)
 
-    result = review.reject_review(job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version,
-                                  comment="not our invoice")
+    result = review.reject_review(
+        job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version, comment="not our invoice"
+    )
 
     assert result.status == review.REJECTED
     job.refresh_from_db()
@@ -229,10 +267,19 @@ def test_two_reviewers_at_once_exactly_one_wins(committed_tenant):
             connection.close()  # each thread has its own connection
 
     threads = [
-        threading.Thread(target=act, args=("approve", lambda: review.approve_review(
-            job_id=job.pk, reviewer=approver, seen_state_version=seen, corrections={"totals.gross": "300.00"}))),
-        threading.Thread(target=act, args=("reject", lambda: review.reject_review(
-            job_id=job.pk, reviewer=rejecter, seen_state_version=seen))),
+        threading.Thread(
+            target=act,
+            args=(
+                "approve",
+                lambda: review.approve_review(
+                    job_id=job.pk, reviewer=approver, seen_state_version=seen, corrections={"totals.gross": "300.00"}
+                ),
+            ),
+        ),
+        threading.Thread(
+            target=act,
+            args=("reject", lambda: review.reject_review(job_id=job.pk, reviewer=rejecter, seen_state_version=seen)),
+        ),
     ]
     for thread in threads:
         thread.start()
@@ -256,6 +303,7 @@ def test_two_reviewers_at_once_exactly_one_wins(committed_tenant):
 
 
 # --- the admin ----------------------------------------------------------------------------------------
+
 
 def logged_in(user) -> Client:
     client = Client()
@@ -302,14 +350,17 @@ def test_members_without_the_reviewer_role_do_not_get_the_queue(tenant):
 
 
 def test_review_screen_shows_fields_and_escaped_document_with_highlighted_evidence(tenant):
-    hostile = ("<script>alert('x')</script>\nLieferant <img src=x onerror=alert(1)> GmbH\n"
-               "Invoice number: R-1\nTotal: 119.00\n")
+    hostile = (
+        "<script>alert('x')</script>\nLieferant <img src=x onerror=alert(1)> GmbH\nInvoice number: R-1\nTotal: 119.00\n"
+    )
     start = hostile.index("Lieferant")
     end = hostile.index(" GmbH") + len(" GmbH")
     _, output = _elektron()
     answer = json.loads(json.dumps(output))
-    answer["supplier"]["name"] = {"value": hostile[start:end],
-                                  "evidence": {"page": 1, "start": start, "end": end, "quote": hostile[start:end]}}
+    answer["supplier"]["name"] = {
+        "value": hostile[start:end],
+        "evidence": {"page": 1, "start": start, "end": end, "quote": hostile[start:end]},
+    }
     job = job_in_review(tenant, pages=(hostile,), output=answer)
 
     page = logged_in(staff(tenant)).get(f"/admin/extraction/extractionjob/{job.pk}/review/")
@@ -318,7 +369,10 @@ def test_review_screen_shows_fields_and_escaped_document_with_highlighted_eviden
     assert page.status_code == 200
     assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
-    assert '<mark class="evidence flagged" title="supplier.name">Lieferant &lt;img src=x onerror=alert(1)&gt; GmbH</mark>' in body
+    assert (
+        '<mark class="evidence flagged" title="supplier.name">Lieferant &lt;img src=x onerror=alert(1)&gt; GmbH</mark>'
+        in body
+    )
     assert 'name="field:totals.gross" value="300.00"' in body
     assert f'name="state_version" value="{job.state_version}"' in body
 
@@ -327,9 +381,15 @@ def test_approve_through_the_admin_with_a_corrected_field(tenant):
     job = job_in_review(tenant)
     client = logged_in(staff(tenant))
 
-    response = client.post(f"/admin/extraction/extractionjob/{job.pk}/review/", {
-        "state_version": job.state_version, "action": "approve", "field:totals.gross": "300.00", "comment": "",
-    })
+    response = client.post(
+        f"/admin/extraction/extractionjob/{job.pk}/review/",
+        {
+            "state_version": job.state_version,
+            "action": "approve",
+            "field:totals.gross": "300.00",
+            "comment": "",
+        },
+    )
 
     assert response.status_code == 302 and response.url == QUEUE_URL
     job.refresh_from_db()
@@ -340,9 +400,14 @@ def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(ten
     job = job_in_review(tenant)
     client = logged_in(staff(tenant))
 
-    response = client.post(f"/admin/extraction/extractionjob/{job.pk}/review/", {
-        "state_version": job.state_version, "action": "approve", "field:totals.gross": "310.00",
-    })
+    response = client.post(
+        f"/admin/extraction/extractionjob/{job.pk}/review/",
+        {
+            "state_version": job.state_version,
+            "action": "approve",
+            "field:totals.gross": "310.00",
+        },
+    )
 
     body = response.content.decode()
     assert response.status_code == 409

@@ -1,4 +1,5 @@
 """invoice.v1: syntax and shape checks on a model's answer, typed access for the validator."""
+
 from __future__ import annotations
 
 import copy
@@ -38,13 +39,30 @@ def _invoice() -> dict[str, Any]:
         "due_date": _field(None),
         "currency": _field("EUR"),
         "lines": [
-            {"description": _field("Trennblätter A4"), "quantity": _field("20"), "unit_price": _field("9.9000"),
-             "net_amount": _field("0.10"), "tax_rate": _field("19"), "tax_amount": _field(None)},
-            {"description": _field("Joghurt Banane"), "quantity": _field("50"), "unit_price": _field("5.5000"),
-             "net_amount": _field("0.20"), "tax_rate": _field("7"), "tax_amount": _field(None)},
+            {
+                "description": _field("Trennblätter A4"),
+                "quantity": _field("20"),
+                "unit_price": _field("9.9000"),
+                "net_amount": _field("0.10"),
+                "tax_rate": _field("19"),
+                "tax_amount": _field(None),
+            },
+            {
+                "description": _field("Joghurt Banane"),
+                "quantity": _field("50"),
+                "unit_price": _field("5.5000"),
+                "net_amount": _field("0.20"),
+                "tax_rate": _field("7"),
+                "tax_amount": _field(None),
+            },
         ],
-        "totals": {"net": _field("0.30"), "tax": _field("56.87"), "gross": _field("529.87"),
-                   "prepaid": _field(None), "amount_due": _field("-529.87")},
+        "totals": {
+            "net": _field("0.30"),
+            "tax": _field("56.87"),
+            "gross": _field("529.87"),
+            "prepaid": _field(None),
+            "amount_due": _field("-529.87"),
+        },
     }
 
 
@@ -52,7 +70,7 @@ def test_amounts_are_exact_decimals_not_floats():
     invoice = parse_invoice_v1(json.dumps(_invoice()))
 
     line_sum = sum((line.net_amount.as_decimal() for line in invoice.lines), Decimal(0))
-    assert line_sum == invoice.totals.net.as_decimal() == Decimal("0.30")   # 0.1 + 0.2 as floats is not 0.3
+    assert line_sum == invoice.totals.net.as_decimal() == Decimal("0.30")  # 0.1 + 0.2 as floats is not 0.3
     assert invoice.totals.amount_due.as_decimal() == Decimal("-529.87")
     assert invoice.issue_date.as_date() == datetime.date(2018, 3, 5)
     assert invoice.due_date.as_date() is None
@@ -105,15 +123,18 @@ def _with_lines_as_object(data: dict[str, Any]) -> None:
     data["lines"] = {"0": data["lines"][0]}
 
 
-@pytest.mark.parametrize(("change", "where"), [
-    (_without_currency, "currency"),
-    (_with_extra_key, "send_payment_to"),
-    (_with_unknown_document_type, "document_type.value"),
-    (_with_page_zero, "invoice_number.evidence.page"),
-    (_with_reversed_span, "invoice_number.evidence"),
-    (_with_wrong_schema_id, "schema"),
-    (_with_lines_as_object, "lines"),
-])
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (_without_currency, "currency"),
+        (_with_extra_key, "send_payment_to"),
+        (_with_unknown_document_type, "document_type.value"),
+        (_with_page_zero, "invoice_number.evidence.page"),
+        (_with_reversed_span, "invoice_number.evidence"),
+        (_with_wrong_schema_id, "schema"),
+        (_with_lines_as_object, "lines"),
+    ],
+)
 def test_wrong_shape_is_a_validation_error_naming_the_field(change, where):
     data = copy.deepcopy(_invoice())
     change(data)
@@ -130,14 +151,17 @@ def test_json_that_is_not_an_object_is_a_validation_error():
         parse_invoice_v1("[]")
 
 
-@pytest.mark.parametrize(("path", "value", "read"), [
-    ("totals.gross", "1.234,50", "as_decimal"),
-    ("totals.gross", "12,50", "as_decimal"),
-    ("totals.gross", "1e3", "as_decimal"),
-    ("issue_date", "05.03.2018", "as_date"),
-    ("issue_date", "2018-02-30", "as_date"),
-    ("currency", "€", "as_currency"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "read"),
+    [
+        ("totals.gross", "1.234,50", "as_decimal"),
+        ("totals.gross", "12,50", "as_decimal"),
+        ("totals.gross", "1e3", "as_decimal"),
+        ("issue_date", "05.03.2018", "as_date"),
+        ("issue_date", "2018-02-30", "as_date"),
+        ("currency", "€", "as_currency"),
+    ],
+)
 def test_unusable_value_raises_a_clear_error_with_its_path(path, value, read):
     data = _invoice()
     section, _, name = path.rpartition(".")

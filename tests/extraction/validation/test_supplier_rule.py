@@ -1,5 +1,6 @@
 """One supplier rule (Supplier.clean) for the admin form and the CSV import: the same input is
 refused with the same message, or stored in the same normal form, whichever way it comes in."""
+
 from __future__ import annotations
 
 import uuid
@@ -27,8 +28,9 @@ def tenant(db) -> Tenant:
 def admin_user(request, tenant) -> tuple[Client, dict[str, str]]:
     """A logged-in admin client and the form fields its add form needs besides the supplier's."""
     superuser = request.param == "superuser"
-    user = get_user_model().objects.create_user(username=f"u-{uuid.uuid4().hex[:8]}", password="pw",
-                                                is_staff=True, is_superuser=superuser)
+    user = get_user_model().objects.create_user(
+        username=f"u-{uuid.uuid4().hex[:8]}", password="pw", is_staff=True, is_superuser=superuser
+    )
     if not superuser:
         Membership.objects.create(user=user, tenant=tenant, role=Role.OPERATOR)
     client = Client()
@@ -92,7 +94,10 @@ def test_admin_reports_every_problem_once_on_its_field(admin_user):
     response = add_in_admin(admin_user, name="   ", vat_id="", iban=BAD_IBAN)
 
     assert response.context["adminform"].form.errors == {
-        "name": ["name is empty"], "vat_id": ["vat_id is empty"], "iban": [CHECKSUM_MESSAGE]}
+        "name": ["name is empty"],
+        "vat_id": ["vat_id is empty"],
+        "iban": [CHECKSUM_MESSAGE],
+    }
     assert not Supplier.objects.exists()
 
 
@@ -112,6 +117,8 @@ def test_admin_refuses_a_vat_id_that_normalizes_to_an_existing_one(admin_user, t
 
     picks_the_tenant = "tenant" in admin_user[1]  # a superuser: the model's constraint answers
     assert response.context["adminform"].form.errors == (
-        {"__all__": ["Supplier with this Tenant and Vat id already exists."]} if picks_the_tenant
-        else {"vat_id": ["This tenant already has a supplier with this VAT id."]})
+        {"__all__": ["Supplier with this Tenant and Vat id already exists."]}
+        if picks_the_tenant
+        else {"vat_id": ["This tenant already has a supplier with this VAT id."]}
+    )
     assert Supplier.objects.count() == 1

@@ -1,5 +1,6 @@
 """Supplier master data: the CSV import command (normalized upsert, all or nothing, bad rows by
 line number) and the admin pages (tenant-scoped, normalized, CSV export in the import format)."""
+
 from __future__ import annotations
 
 import uuid
@@ -32,9 +33,12 @@ def run_import(slug: str, path: Path, capsys) -> tuple[str, str]:
 
 
 def test_import_creates_suppliers_with_normalized_ids(tenant, tmp_path, capsys):
-    path = write(tmp_path, "name,vat_id,iban\n"
-                           "  Lieferant   GmbH ,de 136 695 976, de02 1203 0000 0000 2020 51\n"
-                           "Coolblue B.V.,NL810433941B01,\n")
+    path = write(
+        tmp_path,
+        "name,vat_id,iban\n"
+        "  Lieferant   GmbH ,de 136 695 976, de02 1203 0000 0000 2020 51\n"
+        "Coolblue B.V.,NL810433941B01,\n",
+    )
 
     out, _ = run_import("acme-buyer", path, capsys)
 
@@ -46,12 +50,18 @@ def test_import_creates_suppliers_with_normalized_ids(tenant, tmp_path, capsys):
 
 
 def test_reimport_updates_by_vat_id_and_counts_unchanged_rows(tenant, tmp_path, capsys):
-    run_import("acme-buyer", write(tmp_path, "name,vat_id,iban\nOld Name GmbH,DE136695976,\nSame AG,DE811193231,\n"),
-               capsys)
+    run_import(
+        "acme-buyer", write(tmp_path, "name,vat_id,iban\nOld Name GmbH,DE136695976,\nSame AG,DE811193231,\n"), capsys
+    )
 
-    out, _ = run_import("acme-buyer", write(
-        tmp_path, "iban,vat_id,name,notes\nDE02120300000000202051,DE 136695976,New Name GmbH,moved\n"
-                  ",DE811193231,Same AG,\n"), capsys)
+    out, _ = run_import(
+        "acme-buyer",
+        write(
+            tmp_path,
+            "iban,vat_id,name,notes\nDE02120300000000202051,DE 136695976,New Name GmbH,moved\n,DE811193231,Same AG,\n",
+        ),
+        capsys,
+    )
 
     assert "0 created, 1 updated, 1 unchanged" in out
     supplier = Supplier.objects.get(tenant=tenant, vat_id="DE136695976")
@@ -61,13 +71,16 @@ def test_reimport_updates_by_vat_id_and_counts_unchanged_rows(tenant, tmp_path, 
 
 def test_bad_rows_are_reported_by_line_number_and_nothing_is_imported(tenant, tmp_path, capsys):
     Supplier.objects.create(tenant=tenant, name="Kept GmbH", vat_id="DE136695976")
-    path = write(tmp_path, "name,vat_id,iban\n"
-                           "Good GmbH,DE811193231,\n"                       # line 2
-                           ",DE129273398,\n"                                # line 3: no name
-                           "Bad Bank GmbH,DE118716269,DE12123456781234567890\n"  # line 4: mod-97 fails
-                           "Twice GmbH,de811193231,\n"                      # line 5: repeats line 2
-                           "No Id GmbH,,\n"                                 # line 6
-                           "Changed Kept GmbH,DE136695976,\n")              # line 7: fine, but not applied
+    path = write(
+        tmp_path,
+        "name,vat_id,iban\n"
+        "Good GmbH,DE811193231,\n"  # line 2
+        ",DE129273398,\n"  # line 3: no name
+        "Bad Bank GmbH,DE118716269,DE12123456781234567890\n"  # line 4: mod-97 fails
+        "Twice GmbH,de811193231,\n"  # line 5: repeats line 2
+        "No Id GmbH,,\n"  # line 6
+        "Changed Kept GmbH,DE136695976,\n",
+    )  # line 7: fine, but not applied
 
     with pytest.raises(CommandError, match="4 bad row"):
         call_command("import_suppliers", "acme-buyer", str(path))
@@ -107,9 +120,11 @@ def test_same_vat_id_in_two_tenants_are_two_suppliers(tenant, tmp_path, capsys):
 
 # --- admin pages -----------------------------------------------------------------------------------
 
+
 def staff_client(tenant: Tenant | None, role: str, *, superuser: bool = False) -> Client:
-    user = get_user_model().objects.create_user(username=f"u-{uuid.uuid4().hex[:8]}", password="pw",
-                                                is_staff=True, is_superuser=superuser)
+    user = get_user_model().objects.create_user(
+        username=f"u-{uuid.uuid4().hex[:8]}", password="pw", is_staff=True, is_superuser=superuser
+    )
     if tenant is not None:
         Membership.objects.create(user=user, tenant=tenant, role=role)
     client = Client()
@@ -120,13 +135,19 @@ def staff_client(tenant: Tenant | None, role: str, *, superuser: bool = False) -
 def test_operator_adds_a_supplier_to_own_tenant_normalized(tenant):
     client = staff_client(tenant, Role.OPERATOR)
 
-    response = client.post("/admin/extraction/supplier/add/",
-                           {"name": " Lieferant  GmbH ", "vat_id": "de 136 695 976", "iban": "de02 1203 0000 0000 2020 51"})
+    response = client.post(
+        "/admin/extraction/supplier/add/",
+        {"name": " Lieferant  GmbH ", "vat_id": "de 136 695 976", "iban": "de02 1203 0000 0000 2020 51"},
+    )
 
     assert response.status_code == 302, response.content.decode()[:2000]
     supplier = Supplier.objects.get()
     assert (supplier.tenant_id, supplier.name, supplier.vat_id, supplier.iban) == (
-        tenant.pk, "Lieferant GmbH", "DE136695976", "DE02120300000000202051")
+        tenant.pk,
+        "Lieferant GmbH",
+        "DE136695976",
+        "DE02120300000000202051",
+    )
 
 
 def test_admin_refuses_a_duplicate_vat_id_and_a_bad_iban(tenant):
@@ -134,13 +155,16 @@ def test_admin_refuses_a_duplicate_vat_id_and_a_bad_iban(tenant):
     client = staff_client(tenant, Role.OPERATOR)
 
     duplicate = client.post("/admin/extraction/supplier/add/", {"name": "X", "vat_id": "DE136695976", "iban": ""})
-    bad_iban = client.post("/admin/extraction/supplier/add/",
-                           {"name": "Y", "vat_id": "DE811193231", "iban": "DE12123456781234567890"})
+    bad_iban = client.post(
+        "/admin/extraction/supplier/add/", {"name": "Y", "vat_id": "DE811193231", "iban": "DE12123456781234567890"}
+    )
 
     assert duplicate.context["adminform"].form.errors["vat_id"] == [
-        "This tenant already has a supplier with this VAT id."]
+        "This tenant already has a supplier with this VAT id."
+    ]
     assert bad_iban.context["adminform"].form.errors["iban"] == [
-        "iban 'DE12123456781234567890' is not a valid IBAN (The number's checksum or check digit is invalid.)"]
+        "iban 'DE12123456781234567890' is not a valid IBAN (The number's checksum or check digit is invalid.)"
+    ]
     assert Supplier.objects.count() == 1
 
 
@@ -157,8 +181,12 @@ def test_supplier_pages_are_tenant_scoped_and_reviewers_only_read(tenant):
     other = reviewer.get(f"/admin/extraction/supplier/{theirs.pk}/change/")
     assert (other.status_code, other["Location"]) == (302, "/admin/")
     assert reviewer.get("/admin/extraction/supplier/add/").status_code == 403
-    assert reviewer.post(f"/admin/extraction/supplier/{mine.pk}/change/",
-                         {"name": "Renamed", "vat_id": "DE136695976", "iban": ""}).status_code == 403
+    assert (
+        reviewer.post(
+            f"/admin/extraction/supplier/{mine.pk}/change/", {"name": "Renamed", "vat_id": "DE136695976", "iban": ""}
+        ).status_code
+        == 403
+    )
     mine.refresh_from_db()
     assert mine.name == "Mine GmbH"
 
@@ -167,8 +195,10 @@ def test_csv_export_writes_the_import_format(tenant):
     Supplier.objects.create(tenant=tenant, name="=HYPERLINK(evil)", vat_id="DE136695976", iban="DE02120300000000202051")
     client = staff_client(tenant, Role.OPERATOR)
 
-    response = client.post("/admin/extraction/supplier/", {
-        "action": "export_csv", "_selected_action": list(Supplier.objects.values_list("pk", flat=True))})
+    response = client.post(
+        "/admin/extraction/supplier/",
+        {"action": "export_csv", "_selected_action": list(Supplier.objects.values_list("pk", flat=True))},
+    )
 
     assert response["Content-Type"].startswith("text/csv")
     lines = response.content.decode().splitlines()

@@ -1,6 +1,7 @@
 """The validation policy on real invoices: each check passing on a correct answer and failing on
 a wrong one. Correct answers come from the test data: the built-in extractor on a ZUGFeRD PDF's
 text layer, or the XML ground truth of an invoice rendered to text (exact evidence)."""
+
 from __future__ import annotations
 
 import copy
@@ -31,15 +32,15 @@ from extraction.validation.schema import parse_invoice_v1
 from tests.factories import INVOICES
 from tests.simulator import hallucinate
 
-EINFACH = "zugferd-corpus/XML-Rechnung/FX/EN16931_Einfach.pdf"              # 19 % + 7 %, dummy VAT id
-ELEKTRON = "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"            # valid VAT id and IBAN
+EINFACH = "zugferd-corpus/XML-Rechnung/FX/EN16931_Einfach.pdf"  # 19 % + 7 %, dummy VAT id
+ELEKTRON = "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"  # valid VAT id and IBAN
 DUMMY_IBAN = "zugferd-corpus/XML-Rechnung/FX/EN16931_AbweichenderZahlungsempf.pdf"  # IBAN fails mod-97
-NORWAY = "en16931-examples/ubl/examples/guide-example2.xml"     # NOK, 25/15/0 %, returns, prepaid 1000
+NORWAY = "en16931-examples/ubl/examples/guide-example2.xml"  # NOK, 25/15/0 %, returns, prepaid 1000
 CREDIT_NOTE = "en16931-examples/ubl/examples/ubl-tc434-creditnote1.xml"
 NEGATIVE = "en16931-examples/ubl/examples/BIS3_Invoice_negativ.XML"
-CATEGORY_O = "en16931-examples/cii/examples/CII_example7.xml"   # no tax total at all; dummy IBAN
+CATEGORY_O = "en16931-examples/cii/examples/CII_example7.xml"  # no tax total at all; dummy IBAN
 MINIMUM = "zugferd-corpus/ZUGFeRDv2/correct/intarsys/MINIMUM/zugferd_2p0_MINIMUM.embedded.xml"  # no lines
-FORINT = "en16931-examples/cii/examples/huf_example_cii.xml"    # HUF: VAT rounded to whole forints
+FORINT = "en16931-examples/cii/examples/huf_example_cii.xml"  # HUF: VAT rounded to whole forints
 
 
 @functools.cache
@@ -92,8 +93,12 @@ def tenant(db) -> Tenant:
 def knows_supplier_of(tenant: Tenant, output: dict[str, Any], **different: str) -> Supplier:
     """Master data listing the invoice's own supplier (optionally with a field changed)."""
     supplier = output["supplier"]
-    values = {"name": supplier["name"]["value"], "vat_id": (supplier["vat_id"]["value"] or "").replace(" ", ""),
-              "iban": supplier["iban"]["value"] or "", **different}
+    values = {
+        "name": supplier["name"]["value"],
+        "vat_id": (supplier["vat_id"]["value"] or "").replace(" ", ""),
+        "iban": supplier["iban"]["value"] or "",
+        **different,
+    }
     return Supplier.objects.create(tenant=tenant, **values)
 
 
@@ -107,6 +112,7 @@ def check(outcome: ValidationOutcome, name: str) -> dict[str, Any]:
 
 # --- the whole policy on correct answers -------------------------------------------------------------
 
+
 def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_order(tenant):
     document, output = pdf_case(ELEKTRON)
     knows_supplier_of(tenant, output)
@@ -117,17 +123,24 @@ def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_or
     assert outcome.reasons == []
     assert outcome.policy_version == POLICY_VERSION == "invoice-checks.1"
     assert [(c["check"], c["status"], c["severity"]) for c in outcome.checks] == [
-        ("field_types", "passed", "blocking"), ("line_amounts", "passed", "warning"),
-        ("lines_sum", "passed", "blocking"), ("tax_by_rate", "passed", "blocking"),
-        ("totals_sum", "passed", "blocking"), ("amount_due", "passed", "blocking"),
-        ("currency_allowed", "passed", "blocking"), ("supplier_master_data", "passed", "blocking"),
-        ("iban_checksum", "passed", "blocking"), ("vat_id_format", "passed", "blocking"),
-        ("evidence_spans", "passed", "blocking"), ("evidence_values", "passed", "blocking"),
+        ("field_types", "passed", "blocking"),
+        ("line_amounts", "passed", "warning"),
+        ("lines_sum", "passed", "blocking"),
+        ("tax_by_rate", "passed", "blocking"),
+        ("totals_sum", "passed", "blocking"),
+        ("amount_due", "passed", "blocking"),
+        ("currency_allowed", "passed", "blocking"),
+        ("supplier_master_data", "passed", "blocking"),
+        ("iban_checksum", "passed", "blocking"),
+        ("vat_id_format", "passed", "blocking"),
+        ("evidence_spans", "passed", "blocking"),
+        ("evidence_values", "passed", "blocking"),
         ("required_fields", "passed", "blocking"),
     ]
     assert [c["check"] for c in outcome.checks] == list(CHECKS)
-    assert [set(entry) for entry in outcome.checks] == [{"check", "status", "severity", "reason", "field",
-                                                         "detail"}] * len(CHECKS)
+    assert [set(entry) for entry in outcome.checks] == [
+        {"check", "status", "severity", "reason", "field", "detail"}
+    ] * len(CHECKS)
     stored = outcome.as_dict()
     assert stored["policy_version"] == POLICY_VERSION and stored["review_required"] is False
     assert json.loads(json.dumps(stored)) == stored  # storable as JSON as is
@@ -144,6 +157,7 @@ def test_ground_truth_of_real_invoices_passes(tenant, relative):
 
 
 # --- arithmetic ------------------------------------------------------------------------------------
+
 
 def test_gross_total_that_is_not_net_plus_tax_is_blocked(tenant):
     document, output = pdf_case(EINFACH)
@@ -173,8 +187,9 @@ def test_multi_rate_tax_is_computed_per_rate_group(tenant):
 
     passed = check(validate(truth, document, tenant), "tax_by_rate")
     # Tax one krone too high while gross and amount due still add up: only the rate groups tell.
-    wrong = changed(changed(changed(truth, "totals.tax", "366.28"), "totals.gross", "1802.78"),
-                    "totals.amount_due", "802.78")
+    wrong = changed(
+        changed(changed(truth, "totals.tax", "366.28"), "totals.gross", "1802.78"), "totals.amount_due", "802.78"
+    )
     failed = validate(wrong, document, tenant)
 
     assert passed["status"] == "passed"
@@ -240,14 +255,17 @@ def test_whole_unit_currency_rounds_tax_to_whole_units(tenant):
     assert result["detail"]["tax_by_rate"] == {"27": "18679"}
 
 
-@pytest.mark.parametrize(("amount", "unit", "rounded"), [
-    ("2.505", "0.01", "2.51"),      # half a cent rounds up, not to even (2.50)
-    ("0.125", "0.01", "0.13"),
-    ("-2.505", "0.01", "-2.51"),    # away from zero for credits
-    ("2.5049999", "0.01", "2.50"),
-    ("18678.60", "1", "18679"),
-    ("18678.50", "1", "18679"),
-])
+@pytest.mark.parametrize(
+    ("amount", "unit", "rounded"),
+    [
+        ("2.505", "0.01", "2.51"),  # half a cent rounds up, not to even (2.50)
+        ("0.125", "0.01", "0.13"),
+        ("-2.505", "0.01", "-2.51"),  # away from zero for credits
+        ("2.5049999", "0.01", "2.50"),
+        ("18678.60", "1", "18679"),
+        ("18678.50", "1", "18679"),
+    ],
+)
 def test_money_rounds_half_up_away_from_zero(amount, unit, rounded):
     assert round_money(Decimal(amount), Decimal(unit)) == Decimal(rounded)
     assert str(round_money(Decimal(amount), Decimal(unit))) == rounded
@@ -255,10 +273,12 @@ def test_money_rounds_half_up_away_from_zero(amount, unit, rounded):
 
 def _screws_invoice(line_net: str, tax: str, gross: str) -> tuple[DocumentText, dict[str, Any]]:
     """A one-line invoice (3 × 0.835 at 19 %) printed with the given amounts, and its answer."""
-    text = ("Seller: Tolerance GmbH\nInvoice number: R-1\nInvoice date: 2026-01-02\nCurrency: EUR\n"
-            "Pos  Item    Qty  Price  VAT %  Net\n"
-            f"1    Screws  3    0.835  19     {line_net}\n"
-            f"Net total: {line_net}\nVAT: {tax}\nTotal: {gross}\n")
+    text = (
+        "Seller: Tolerance GmbH\nInvoice number: R-1\nInvoice date: 2026-01-02\nCurrency: EUR\n"
+        "Pos  Item    Qty  Price  VAT %  Net\n"
+        f"1    Screws  3    0.835  19     {line_net}\n"
+        f"Net total: {line_net}\nVAT: {tax}\nTotal: {gross}\n"
+    )
 
     def field(value: str | None, label: str = "") -> dict[str, Any]:
         if value is None:
@@ -268,14 +288,30 @@ def _screws_invoice(line_net: str, tax: str, gross: str) -> tuple[DocumentText, 
 
     row = "1    Screws"
     answer = {
-        "schema": "invoice.v1", "document_type": field(None),
+        "schema": "invoice.v1",
+        "document_type": field(None),
         "supplier": {"name": field("Tolerance GmbH"), "vat_id": field(None), "iban": field(None)},
-        "invoice_number": field("R-1"), "issue_date": field("2026-01-02"), "due_date": field(None),
+        "invoice_number": field("R-1"),
+        "issue_date": field("2026-01-02"),
+        "due_date": field(None),
         "currency": field("EUR"),
-        "lines": [{"description": field("Screws", row), "quantity": field("3", row), "unit_price": field("0.835", row),
-                   "net_amount": field(line_net, row), "tax_rate": field("19", row), "tax_amount": field(None)}],
-        "totals": {"net": field(line_net, "Net total"), "tax": field(tax, "VAT:"), "gross": field(gross, "Total:"),
-                   "prepaid": field(None), "amount_due": field(None)},
+        "lines": [
+            {
+                "description": field("Screws", row),
+                "quantity": field("3", row),
+                "unit_price": field("0.835", row),
+                "net_amount": field(line_net, row),
+                "tax_rate": field("19", row),
+                "tax_amount": field(None),
+            }
+        ],
+        "totals": {
+            "net": field(line_net, "Net total"),
+            "tax": field(tax, "VAT:"),
+            "gross": field(gross, "Total:"),
+            "prepaid": field(None),
+            "amount_due": field(None),
+        },
     }
     return DocumentText(pages=(text,)), answer
 
@@ -298,6 +334,7 @@ def test_half_cent_products_round_up_and_one_rounding_step_is_tolerated(tenant):
 
 
 # --- currency and supplier master data ---------------------------------------------------------------
+
 
 def test_currency_outside_the_tenants_list_is_blocked(tenant):
     document, output = pdf_case(ELEKTRON)
@@ -363,6 +400,7 @@ def test_iban_other_than_the_master_data_iban_is_blocked(tenant):
 
 # --- IBAN and VAT id -------------------------------------------------------------------------------
 
+
 def test_dummy_iban_failing_mod_97_is_blocked(tenant):
     document, output = pdf_case(DUMMY_IBAN)
     assert output["supplier"]["iban"]["value"] == "DE12123456781234567890"
@@ -407,6 +445,7 @@ def test_vat_id_of_impossible_format_is_blocked(tenant):
 
 # --- evidence --------------------------------------------------------------------------------------
 
+
 def test_invented_iban_with_evidence_pointing_at_other_text_is_caught(tenant):
     document, output = pdf_case(ELEKTRON)
     knows_supplier_of(tenant, output)
@@ -424,11 +463,16 @@ def test_quote_that_is_not_the_document_text_at_its_offsets_is_caught(tenant):
     document, output = pdf_case(EINFACH)
     evidence = _evidence(output, "totals.gross")
 
-    outcome = validate(changed(output, "totals.gross", evidence=
-                               {**evidence, "start": evidence["start"] + 2, "end": evidence["end"] + 2}),
-                       document, tenant)
-    beyond = validate(changed(output, "totals.net", evidence={**_evidence(output, "totals.net"), "page": 9}),
-                      document, tenant)
+    outcome = validate(
+        changed(
+            output, "totals.gross", evidence={**evidence, "start": evidence["start"] + 2, "end": evidence["end"] + 2}
+        ),
+        document,
+        tenant,
+    )
+    beyond = validate(
+        changed(output, "totals.net", evidence={**_evidence(output, "totals.net"), "page": 9}), document, tenant
+    )
 
     assert check(outcome, "evidence_spans")["reason"] == "evidence_span_mismatch"
     assert check(outcome, "evidence_spans")["field"] == "totals.gross"
@@ -478,25 +522,45 @@ def test_credit_note_may_give_printed_negative_amounts_as_magnitudes(tenant):
     assert "totals.gross" in values_result(invoice)
 
 
-@pytest.mark.parametrize(("quote", "number"), [
-    ("1.234,50", "1234.50"), ("1,234.50", "1234.50"), ("1 234,50 €", "1234.50"), ("529,87", "529.87"),
-    ("-7,67", "-7.67"), ("(7.67)", "-7.67"), ("7,67-", "-7.67"), ("19 %", "19"), ("1,000", "1000"),
-    ("1,000", "1.000"), ("EUR 12.345.678,90", "12345678.90"),
-])
+@pytest.mark.parametrize(
+    ("quote", "number"),
+    [
+        ("1.234,50", "1234.50"),
+        ("1,234.50", "1234.50"),
+        ("1 234,50 €", "1234.50"),
+        ("529,87", "529.87"),
+        ("-7,67", "-7.67"),
+        ("(7.67)", "-7.67"),
+        ("7,67-", "-7.67"),
+        ("19 %", "19"),
+        ("1,000", "1000"),
+        ("1,000", "1.000"),
+        ("EUR 12.345.678,90", "12345678.90"),
+    ],
+)
 def test_printed_numbers_are_read_in_every_convention(quote, number):
     assert Decimal(number) in printed_numbers(quote)
 
 
-@pytest.mark.parametrize(("quote", "date"), [
-    ("05.03.2018", "2018-03-05"), ("2018-03-05", "2018-03-05"), ("20180305", "2018-03-05"),
-    ("5. März 2018", "2018-03-05"), ("March 5, 2018", "2018-03-05"), ("19 april 2014", "2014-04-19"),
-    ("2 juillet 2015", "2015-07-02"), ("03/05/18", "2018-03-05"),
-])
+@pytest.mark.parametrize(
+    ("quote", "date"),
+    [
+        ("05.03.2018", "2018-03-05"),
+        ("2018-03-05", "2018-03-05"),
+        ("20180305", "2018-03-05"),
+        ("5. März 2018", "2018-03-05"),
+        ("March 5, 2018", "2018-03-05"),
+        ("19 april 2014", "2014-04-19"),
+        ("2 juillet 2015", "2015-07-02"),
+        ("03/05/18", "2018-03-05"),
+    ],
+)
 def test_printed_dates_are_read_in_every_convention(quote, date):
     assert datetime.date.fromisoformat(date) in printed_dates(quote)
 
 
 # --- required fields (VAL-2) -----------------------------------------------------------------------
+
 
 def test_missing_gross_total_is_never_accepted(tenant):
     document, output = pdf_case(ELEKTRON)
@@ -530,6 +594,7 @@ def test_unparseable_amount_is_blocked(tenant):
 
 # --- tenant overrides ------------------------------------------------------------------------------
 
+
 def _override(tenant: Tenant, overrides: dict[str, str]) -> Tenant:
     Tenant.objects.filter(pk=tenant.pk).update(validation_overrides=overrides)
     tenant.refresh_from_db()
@@ -551,8 +616,7 @@ def test_tenant_can_make_a_blocking_check_a_warning(tenant):
 def test_tenant_can_make_a_warning_blocking(tenant):
     document, output = pdf_case(EINFACH)
     knows_supplier_of(tenant, output)
-    wrong_price = changed(output, "lines[0].unit_price", "9.0000",
-                          {**_evidence(output, "lines[0].unit_price")})
+    wrong_price = changed(output, "lines[0].unit_price", "9.0000", {**_evidence(output, "lines[0].unit_price")})
     lenient = validate(wrong_price, document, tenant)
     _override(tenant, {"line_amounts": "blocking", "evidence_values": "off"})
 

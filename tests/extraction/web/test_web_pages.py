@@ -1,5 +1,6 @@
 """The UI's server side: the job page (tenant-scoped, review link for reviewers only), the
 document-text read API (404 across tenants) and WebSocket tickets."""
+
 from __future__ import annotations
 
 import uuid
@@ -63,8 +64,10 @@ def test_document_text_is_served_to_the_owner_only(tenant_a, tenant_b):
     assert body["document_id"] == str(document_id)
     other = tenant_b.client.get(url)
     assert other.status_code == 404
-    assert other.json()["detail"] == tenant_b.client.get(
-        f"/api/v1/extraction-jobs/{uuid.uuid4()}/document-text").json()["detail"]
+    assert (
+        other.json()["detail"]
+        == tenant_b.client.get(f"/api/v1/extraction-jobs/{uuid.uuid4()}/document-text").json()["detail"]
+    )
 
 
 def test_ticket_needs_authentication_and_csrf_for_sessions(tenant_a):

@@ -1,4 +1,5 @@
 """Print the reference ERP's ledger for one connection (the demo shows invoices arriving)."""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
@@ -20,5 +21,7 @@ class Command(BaseCommand):
         rows = list(entries[:limit])
         self.stdout.write(f"{len(rows)} ledger postings" + (f" for {connection}" if connection else ""))
         for e in rows:
-            self.stdout.write(f"{e.posted_at:%Y-%m-%d %H:%M:%S}  {e.invoice_number or '-':<20} "
-                              f"{e.supplier_name[:30] or '-':<30} {e.total or '-':>12} {e.currency or '':<3}  job {e.job_id}")
+            self.stdout.write(
+                f"{e.posted_at:%Y-%m-%d %H:%M:%S}  {e.invoice_number or '-':<20} "
+                f"{e.supplier_name[:30] or '-':<30} {e.total or '-':>12} {e.currency or '':<3}  job {e.job_id}"
+            )

@@ -7,6 +7,7 @@ secret to the ERP's connection (as an integrator would paste it), and answers th
 verification by sending it right here, waiting up to ``--wait`` seconds for the web process.
 Idempotent: an active endpoint for that URL whose secret the ERP holds is kept.
 """
+
 from __future__ import annotations
 
 import time
@@ -32,23 +33,30 @@ class Command(BaseCommand):
         if owner is None:
             raise CommandError(f"no tenant {tenant!r}")
         url = f"{base_url.rstrip('/')}/erp/{owner.slug}/webhooks"
-        endpoint = (WebhookEndpoint.objects.filter(tenant=owner, url=url).exclude(status=EndpointStatus.DISABLED)
-                    .order_by("-created_at").first())
+        endpoint = (
+            WebhookEndpoint.objects.filter(tenant=owner, url=url)
+            .exclude(status=EndpointStatus.DISABLED)
+            .order_by("-created_at")
+            .first()
+        )
         erp = ErpConnection.objects.filter(slug=owner.slug).first()
         if endpoint is not None and endpoint.status == EndpointStatus.ACTIVE and erp is not None and erp.secrets:
             self.stdout.write(f"Demo ERP endpoint {endpoint.pk} already active: {url}")
             return
         if endpoint is None:
             try:
-                registration = endpoints.register_endpoint(tenant=owner, url=url, event_types=list(SUBSCRIBABLE_TYPES),
-                                                           description="Reference ERP (demo)")
+                registration = endpoints.register_endpoint(
+                    tenant=owner, url=url, event_types=list(SUBSCRIBABLE_TYPES), description="Reference ERP (demo)"
+                )
             except endpoints.InvalidEndpoint as exc:
                 raise CommandError(f"{exc} (the demo needs EGRESS_ALLOW_LOOPBACK=1)") from exc
             endpoint, secret = registration.endpoint, registration.secret
         else:
             secret, _ = endpoints.rotate_secret(endpoint)  # the old secret was shown once and is gone
-        ErpConnection.objects.update_or_create(slug=owner.slug, defaults={
-            "tenant_label": owner.name, "secrets": [{"key_id": secret.key_id, "secret": secret.secret}]})
+        ErpConnection.objects.update_or_create(
+            slug=owner.slug,
+            defaults={"tenant_label": owner.name, "secrets": [{"key_id": secret.key_id, "secret": secret.secret}]},
+        )
 
         verification = endpoints.request_verification(endpoint)
         deadline = time.monotonic() + wait
@@ -58,8 +66,9 @@ class Command(BaseCommand):
             if endpoint.status == EndpointStatus.ACTIVE:
                 break
             if time.monotonic() > deadline:
-                raise CommandError(f"the ERP at {url} did not answer the verification ({outcome}); "
-                                   "the dispatcher keeps retrying it")
+                raise CommandError(
+                    f"the ERP at {url} did not answer the verification ({outcome}); the dispatcher keeps retrying it"
+                )
             time.sleep(1.0)
             dispatch.expedite(verification)
         self.stdout.write(f"Demo ERP endpoint {endpoint.pk} verified and active: {url}")
