@@ -150,8 +150,8 @@ class ApiTokenQuerySet(models.QuerySet):
     def find_active(self, raw: str) -> ApiToken | None:
         """The unrevoked token with this secret, and its tenant, in one small query.
 
-        Every API request runs this: plain SQL skips the ORM's query compilation, which was a
-        quarter of an accept's CPU. The tenant's other columns load on first access."""
+        Every API request runs this, so it is plain SQL, without the ORM's query compilation.
+        The tenant's other columns load on first access."""
         with connection.cursor() as cursor:
             cursor.execute(_ACTIVE_TOKEN_SQL, [hash_token(raw)])
             row = cursor.fetchone()

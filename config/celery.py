@@ -18,15 +18,10 @@ from celery.worker.consumer import Consumer  # noqa: E402
 
 
 class DeadLetteringConsumer(Consumer):
-    """Our worker consumer.
-
-    - Celery acks (drops) a message whose body cannot be decoded. We reject it instead, so it
-      reaches the queue's dead-letter exchange with the evidence intact.
-    - Celery declares "native delayed delivery" (28 extra quorum queues and their exchanges in
-      every vhost) when it sees quorum queues, for ETA/countdown tasks. We never publish
-      those: retries and delays live in PostgreSQL (RTY-2). Leaving the step out spares the
-      broker hundreds of Raft groups, which on a small node starved everything else.
-    """
+    """Our worker consumer. An undecodable message is rejected, not acked (dropped) as Celery
+    does, so it reaches the dead-letter exchange intact. Celery's "native delayed delivery"
+    step is left out: its extra quorum queues in every vhost (hundreds of Raft groups) serve
+    ETA/countdown tasks, which we never publish (delays live in PostgreSQL, RTY-2)."""
 
     class Blueprint(Consumer.Blueprint):  # type: ignore[misc,valid-type]  # celery-types declares it as a variable
         default_steps = [step for step in Consumer.Blueprint.default_steps if not step.endswith(":DelayedDelivery")]

@@ -56,13 +56,9 @@ class DjangoErrorsCursor(psycopg.Cursor[Any]):
 
 def prepared_cursor() -> DjangoErrorsCursor:
     """A server-side-binding cursor on Django's connection, in its current transaction, for
-    statements run with ``execute(..., prepare=True)``.
-
-    The claim, the completion, the ingress step and the relay's claim run thousands of times
-    per connection and planning them costs PostgreSQL more than running them; prepared, each
-    is planned once per connection (a pooled connection keeps its statements). Django's own
-    cursors bind on the client and are never prepared. With POSTGRES_PREPARED_STATEMENTS off
-    (settings) ``prepare=True`` is ignored and these are planned every time, as before.
+    ``execute(..., prepare=True)``: the hot statements (claim, completion, ingress, relay claim)
+    cost PostgreSQL more to plan than to run, so each is planned once per pooled connection.
+    Django's own cursors bind on the client. POSTGRES_PREPARED_STATEMENTS off ignores ``prepare``.
     """
     connection.ensure_connection()
     return DjangoErrorsCursor(connection)

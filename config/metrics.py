@@ -17,7 +17,7 @@ import hmac
 import ipaddress
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,18 +107,24 @@ def exact_count_cap() -> int:
     return int(settings.METRICS_EXACT_COUNT_CAP)
 
 
-def bounded_count(cursor: CursorWrapper, sql: str, params: list[Any]) -> float:
-    """Exact up to ``exact_count_cap()`` rows of ``sql``, the planner's estimate past it."""
+def bounded_count(cursor: CursorWrapper, *, count_sql: str, estimate_sql: str, params: Mapping[str, Any]) -> float:
+    """Exact up to ``exact_count_cap()`` rows, the planner's estimate past it.
+
+    ``count_sql`` counts the set with a ``LIMIT %(limit)s`` inside (``cap + 1`` is passed, so
+    the count says whether the cap was passed); ``estimate_sql`` is ``EXPLAIN (FORMAT JSON)``
+    of the same set's query. Both are named statements of the collector's ``.sql`` file and
+    take ``params``."""
     cap = exact_count_cap()
-    cursor.execute(f"SELECT count(*) FROM ({sql} LIMIT %s) AS bounded", [*params, cap + 1])
+    cursor.execute(count_sql, {**params, "limit": cap + 1})
     exact = int(cursor.fetchone()[0])
     if exact <= cap:
         return float(exact)
-    return float(max(exact, planner_rows(cursor, sql, params)))
+    return float(max(exact, planner_rows(cursor, estimate_sql, params)))
 
 
-def planner_rows(cursor: CursorWrapper, sql: str, params: list[Any]) -> int:
-    cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+def planner_rows(cursor: CursorWrapper, estimate_sql: str, params: Mapping[str, Any]) -> int:
+    """The planner's row estimate from ``estimate_sql``, an ``EXPLAIN (FORMAT JSON)`` statement."""
+    cursor.execute(estimate_sql, params)
     plan = cursor.fetchone()[0]
     if isinstance(plan, str):
         plan = json.loads(plan)

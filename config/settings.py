@@ -157,7 +157,7 @@ DATABASES: dict[str, dict[str, Any]] = {
             # Django turns psycopg's prepared statements off (prepare_threshold None), and then
             # psycopg ignores even an explicit ``prepare=True``. The hot statements (the claim,
             # the completion, the ingress and relay steps) ask for it: planning the claim
-            # cost PostgreSQL about three times executing it. The threshold is out of reach, so
+            # costs PostgreSQL more than executing it. The threshold is out of reach, so
             # nothing else is prepared by itself (the ORM's client-side cursors never are).
             # Off behind a pooler in transaction mode, where a session's statements do not
             # follow the client.
@@ -235,8 +235,8 @@ JOB_DEFAULT_DEADLINE_SECONDS = env_int("JOB_DEFAULT_DEADLINE_SECONDS", 24 * 3600
 JOB_MIN_DEADLINE_SECONDS = env_int("JOB_MIN_DEADLINE_SECONDS", 60)
 JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5)
 # Model policies a job may name. reserved_tokens is the conservative per-request token
-# reservation (the article's 6,000), price is per 1,000 tokens in micro-units of the tenant's
-# spend currency; both feed admission (BP-1) before any real usage is known.
+# reservation, price is per 1,000 tokens in micro-units of the tenant's spend currency; both
+# feed admission (BP-1) before any real usage is known.
 MODEL_POLICIES: dict[str, dict[str, Any]] = {
     "default": {"provider_pool": "default", "reserved_tokens": 6000, "price_per_1k_tokens_micros": 2000},
 }
@@ -301,7 +301,7 @@ COMMIT_MARGIN_SECONDS = float(env("COMMIT_MARGIN_SECONDS", "5") or 5)
 # inbox is made READY by the scheduler (BRK-4: a lost or purged message loses no job).
 INGRESS_RECOVERY_SECONDS = float(env("INGRESS_RECOVERY_SECONDS", "30") or 30)
 
-# --- Celery on RabbitMQ (see ../notes: reliability pitfalls §1) ------------------------------
+# --- Celery on RabbitMQ -----------------------------------------------------------------------
 from config.topology import WORK_QUEUES  # noqa: E402
 
 CELERY_BROKER_URL = BROKER_URL
@@ -332,7 +332,7 @@ CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
 CELERY_WORKER_SEND_TASK_EVENTS = False
 CELERY_WORKER_CONSUMER = "config.celery:DeadLetteringConsumer"
 
-# Provider pools: provider + account/project + model (issue 4 adds their capacity limits).
+# Provider pools: provider + account/project + model, and their capacity limits.
 # EXTRACTION_PROVIDER=openai with OPENAI_BASE_URL / EXTRACTION_MODEL / OPENAI_API_KEY points the
 # default pool at any OpenAI-compatible endpoint; the default is the built-in rule extractor.
 PROVIDER_POOLS: dict[str, dict[str, Any]] = {
@@ -386,7 +386,7 @@ SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 # broker connection): webhook deliveries are driven by their rows too (reap leases, hint due ones).
 SCHEDULER_APP_SWEEPS = ["delivery.dispatch.schedule_due_deliveries"]
 # How a worker picks its next job: "fair" (weighted fair share across tenants, priority with
-# aging) or "fifo" (oldest eligible first; the capacity benchmark's baseline).
+# aging) or "fifo" (oldest eligible first; a baseline to compare fair claiming with).
 CLAIM_STRATEGY = env("CLAIM_STRATEGY", "fair")
 # What /metrics reports: each app's collectors, each called with a cursor in the scrape's transaction.
 METRICS_COLLECTORS = [
@@ -425,10 +425,9 @@ WEBHOOK_ALLOWED_PORTS = (443, 8443)
 CHANNEL_LAYERS = {
     "default": {
         # Pub/sub: one Redis message per notice per daphne process, fanned out in-process to
-        # its sockets (the list-based layer pushed and popped one message per socket: p99 160
-        # ms at 100 sockets on one tenant against 45 ms). One published while a process's
-        # subscription is reconnecting to Redis is lost there; open streams re-read the event
-        # log every NOTIFY_CATCHUP_SECONDS for such gaps (extraction/notify/consumers.py).
+        # its sockets (the list-based layer pushes and pops one message per socket). A notice
+        # published while a process's subscription is reconnecting to Redis is lost there; open
+        # streams re-read the event log every NOTIFY_CATCHUP_SECONDS for such gaps.
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         # No socket timeout on these connections (said here, not left to redis-py's default,
         # which 8.x changed to 5 s): any socket timeout makes redis-py wrap writes in

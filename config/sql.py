@@ -1,18 +1,8 @@
-"""Hand-written SQL as named statements, read once from ``.sql`` files beside the modules that run them.
-
-A file holds blocks, each opened by a name line and written out in full::
-
-    -- name: claim_fair
-    -- Comment lines right under the name document the statement; they are not sent.
-    WITH running AS (...)
-    SELECT ...
-
-A module loads its own file once, at import::
-
-    SQL = load_statements(Path(__file__).with_suffix(".sql"))
-
-and runs ``cursor.execute(SQL["claim_fair"], params)``. Statements take named parameters
-(``%(job_id)s``) and are never assembled from fragments: what the file shows is what runs.
+"""Hand-written SQL as named statements, read once from the ``.sql`` file beside the module that
+runs them: ``SQL = load_statements(Path(__file__).with_suffix(".sql"))``, then
+``cursor.execute(SQL["claim_fair"], params)``. A block opens with ``-- name: <identifier>``; the
+comment lines right under it document the statement and are not sent. Statements take named
+parameters and are never assembled from fragments: what the file shows is what runs.
 """
 
 from __future__ import annotations

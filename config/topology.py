@@ -1,13 +1,10 @@
-"""RabbitMQ topology, declared by code (idempotently) at every start-up.
+"""RabbitMQ topology, declared idempotently by code at every start-up.
 
-Work queues are quorum queues (BRK-1) with at-least-once dead lettering: all four of
-``x-dead-letter-strategy=at-least-once``, ``x-overflow=reject-publish``, a dead-letter exchange,
-and (in the broker) the ``stream_queue`` feature flag; an explicit ``x-delivery-limit`` so the
-poison-message bound is ours on 3.10 (no default) and on 4.x (default 20). These arguments
-are defined only here and used by every declarer (Celery's ``task_queues`` and the relay),
-so a redeclaration never differs ("inequivalent arg"). Operators who prefer policies can
-set the same keys with ``rabbitmqctl set_policy``; queue arguments take precedence for the
-keys given here.
+Work queues are quorum queues (BRK-1) with at-least-once dead lettering (``x-dead-letter-strategy``,
+``x-overflow=reject-publish``, a dead-letter exchange, the broker's ``stream_queue`` flag) and an
+explicit ``x-delivery-limit``, so the poison-message bound is ours on 3.10 (no default) and 4.x
+(20). The arguments are defined only here, for every declarer, so a redeclaration never differs
+("inequivalent arg"); queue arguments override a policy setting the same keys.
 """
 
 from __future__ import annotations

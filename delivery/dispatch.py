@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -36,12 +37,14 @@ from django.db.models.functions import Now
 from kombu import Connection
 
 from config.backoff import full_jitter, parse_retry_after
+from config.sql import load_statements
 from config.topology import DELIVERY, queue_depth
 from delivery import egress, signing
 from delivery.models import (
     VERIFICATION_TYPE,
     WEBHOOK_TYPES,
     AttemptOutcome,
+    CircuitState,
     DeliveryState,
     EndpointStatus,
     WebhookSecret,
@@ -50,6 +53,7 @@ from delivery.models import (
 from extraction.api.serializers import result_body
 from extraction.models import ExtractionJob, OutboxEvent
 
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 logger = logging.getLogger("delivery")
 
 DISPATCH_TASK = "delivery.dispatch"
@@ -132,13 +136,18 @@ def fan_out_event(event_id: uuid.UUID) -> FanOut:
         if webhook_type is None or outbox.job_id is None:
             return FanOut("not_a_webhook_event")
         with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM webhook_events WHERE event_id = %s", [event_id])
+            cursor.execute(SQL["webhook_event_exists"], {"event": event_id})
             if cursor.fetchone() is None:
                 body = signing.serialize_body(event_body(outbox, webhook_type)).decode()
                 cursor.execute(
-                    "INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at) "
-                    "VALUES (%s, %s, %s, %s, %s, now()) ON CONFLICT (event_id) DO NOTHING",
-                    [event_id, outbox.tenant_id, webhook_type, outbox.job_id, body],
+                    SQL["insert_webhook_event"],
+                    {
+                        "event": event_id,
+                        "tenant": outbox.tenant_id,
+                        "type": webhook_type,
+                        "job": outbox.job_id,
+                        "body": body,
+                    },
                 )
             created = _insert_deliveries(
                 cursor, event_id=event_id, tenant_id=outbox.tenant_id, webhook_type=webhook_type
@@ -157,30 +166,24 @@ def _insert_deliveries(
 ) -> list[uuid.UUID]:
     if endpoint_ids is None:
         cursor.execute(
-            "SELECT id FROM webhook_endpoints WHERE tenant_id = %s AND status <> 'disabled' AND %s = ANY(event_types)",
-            [tenant_id, webhook_type],
+            SQL["subscribed_endpoints"],
+            {"tenant": tenant_id, "type": webhook_type, "disabled": EndpointStatus.DISABLED},
         )
         endpoint_ids = [row[0] for row in cursor.fetchall()]
     created = []
     for endpoint_id in endpoint_ids:
         cursor.execute(
-            """
-            INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, event_type, is_verification, state,
-                                            attempts, max_attempts, next_attempt_at, last_error, response_snippet,
-                                            created_at, updated_at)
-            VALUES (%s, %s, %s, %s, %s, %s, 'pending', 0, %s, now(), '', '', now(), now())
-            ON CONFLICT (event_id, endpoint_id) DO NOTHING
-            RETURNING id
-            """,  # clauses are fixed strings; values are parameters
-            [
-                delivery_id_for(event_id, endpoint_id),
-                event_id,
-                endpoint_id,
-                tenant_id,
-                webhook_type,
-                verification,
-                settings.WEBHOOK_MAX_ATTEMPTS,
-            ],
+            SQL["insert_delivery"],
+            {
+                "id": delivery_id_for(event_id, endpoint_id),
+                "event": event_id,
+                "endpoint": endpoint_id,
+                "tenant": tenant_id,
+                "type": webhook_type,
+                "verification": verification,
+                "pending": DeliveryState.PENDING,
+                "max_attempts": settings.WEBHOOK_MAX_ATTEMPTS,
+            },
         )
         row = cursor.fetchone()
         if row is not None:
@@ -198,12 +201,16 @@ def create_verification_delivery(*, endpoint_id: uuid.UUID, tenant_id: uuid.UUID
         "data": {"endpoint_id": str(endpoint_id), "challenge": uuid.uuid4().hex},
     }
     with connection.cursor() as cursor:
-        cursor.execute("SELECT now()")
+        cursor.execute(SQL["database_now"])
         body["timestamp"] = _iso(cursor.fetchone()[0])
         cursor.execute(
-            "INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at) "
-            "VALUES (%s, %s, %s, NULL, %s, now())",
-            [event_id, tenant_id, VERIFICATION_TYPE, signing.serialize_body(body).decode()],
+            SQL["insert_verification_event"],
+            {
+                "event": event_id,
+                "tenant": tenant_id,
+                "type": VERIFICATION_TYPE,
+                "body": signing.serialize_body(body).decode(),
+            },
         )
         (delivery_id,) = _insert_deliveries(
             cursor,
@@ -257,17 +264,7 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
     3. PENDING → SENDING with attempts+1 (the fence) and a lease; an attempt row in flight.
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT d.attempts, d.max_attempts, d.is_verification, ev.body, d.tenant_id, d.next_attempt_at,
-                   e.id, e.url, e.status, e.circuit_state, e.circuit_open_until, e.retry_not_before, now()
-              FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-              JOIN webhook_events ev ON ev.event_id = d.event_id
-             WHERE d.id = %s AND d.state = 'pending' AND d.next_attempt_at <= now()
-               FOR UPDATE OF d SKIP LOCKED
-            """,
-            [delivery_id],
-        )
+        cursor.execute(SQL["lock_due_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
         row = cursor.fetchone()
         if row is None:
             return "not_due"
@@ -291,34 +288,26 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
         if _held(cursor, delivery_id, endpoint_id, due_at, circuit, open_until, not_before, now):
             # Its due time stays: the scheduler hints no delivery of a held endpoint, and when the
             # endpoint may go again, the longest-waiting delivery is first in line.
-            cursor.execute(
-                "UPDATE webhook_deliveries SET hinted_at = NULL, updated_at = now() "
-                "WHERE id = %s AND state = 'pending'",
-                [delivery_id],
-            )
+            cursor.execute(SQL["hold_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
             return "held"
         if attempts >= max_attempts:
             cursor.execute(
-                "UPDATE webhook_deliveries SET state = 'failed', updated_at = now() "
-                "WHERE id = %s AND state = 'pending'",
-                [delivery_id],
+                SQL["fail_spent_delivery"],
+                {"id": delivery_id, "pending": DeliveryState.PENDING, "failed": DeliveryState.FAILED},
             )
             return "attempts_spent"
         cursor.execute(
-            """
-            UPDATE webhook_deliveries
-               SET state = 'sending', attempts = attempts + 1, lease_until = now() + make_interval(secs => %s),
-                   updated_at = now()
-             WHERE id = %s AND state = 'pending'
-            RETURNING attempts
-            """,
-            [lease_seconds(), delivery_id],
+            SQL["start_attempt"],
+            {
+                "id": delivery_id,
+                "lease": lease_seconds(),
+                "pending": DeliveryState.PENDING,
+                "sending": DeliveryState.SENDING,
+            },
         )
         (attempt,) = cursor.fetchone()
         cursor.execute(
-            "INSERT INTO webhook_delivery_attempts (delivery_id, number, started_at, outcome, response_snippet, error) "
-            "VALUES (%s, %s, now(), 'in_flight', '', '')",
-            [delivery_id, attempt],
+            SQL["insert_attempt"], {"id": delivery_id, "number": attempt, "in_flight": AttemptOutcome.IN_FLIGHT}
         )
         keys = signing_keys(endpoint_id)
     return ClaimedDelivery(
@@ -353,26 +342,25 @@ def _held(
     this delivery takes the probe by a guarded update."""
     if not_before is not None and not_before > now:
         return True
-    if circuit == "closed":
+    if circuit == CircuitState.CLOSED:
         return False
     if open_until is not None and open_until > now:
         return True
     cursor.execute(
-        """
-        SELECT EXISTS (SELECT 1 FROM webhook_deliveries
-                        WHERE endpoint_id = %s AND state = 'pending' AND (next_attempt_at, id) < (%s, %s))
-        """,
-        [endpoint_id, due_at, delivery_id],
+        SQL["older_pending_delivery"],
+        {"endpoint": endpoint_id, "due_at": due_at, "id": delivery_id, "pending": DeliveryState.PENDING},
     )
     if cursor.fetchone()[0]:
         return True
     cursor.execute(
-        """
-        UPDATE webhook_endpoints
-           SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => %s)
-         WHERE id = %s AND circuit_state = %s AND circuit_open_until IS NOT DISTINCT FROM %s
-        """,
-        [lease_seconds(), endpoint_id, circuit, open_until],
+        SQL["take_probe"],
+        {
+            "endpoint": endpoint_id,
+            "circuit": circuit,
+            "open_until": open_until,
+            "lease": lease_seconds(),
+            "half_open": CircuitState.HALF_OPEN,
+        },
     )
     return cursor.rowcount == 0  # another delivery took the probe
 
@@ -472,41 +460,31 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
     state = DeliveryState.DELIVERED if outcome.delivered else DeliveryState.FAILED if final else DeliveryState.PENDING
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            """
-            UPDATE webhook_delivery_attempts
-               SET ended_at = now(), outcome = %s, http_status = %s, retry_after_seconds = %s, elapsed_ms = %s,
-                   response_snippet = %s, error = %s
-             WHERE delivery_id = %s AND number = %s
-            """,
-            [
-                outcome.outcome,
-                outcome.http_status,
-                outcome.retry_after,
-                outcome.elapsed_ms,
-                outcome.snippet,
-                outcome.error,
-                claim.delivery_id,
-                claim.attempt,
-            ],
+            SQL["end_attempt"],
+            {
+                "outcome": outcome.outcome,
+                "http_status": outcome.http_status,
+                "retry_after": outcome.retry_after,
+                "elapsed_ms": outcome.elapsed_ms,
+                "snippet": outcome.snippet,
+                "error": outcome.error,
+                "id": claim.delivery_id,
+                "number": claim.attempt,
+            },
         )
         cursor.execute(
-            """
-            UPDATE webhook_deliveries
-               SET state = %(state)s, lease_until = NULL, hinted_at = NULL, last_status = %(status)s,
-                   last_error = %(error)s, response_snippet = %(snippet)s, updated_at = now(),
-                   delivered_at = CASE WHEN %(state)s = 'delivered' THEN now() ELSE delivered_at END,
-                   next_attempt_at = CASE WHEN %(state)s = 'pending'
-                                          THEN now() + make_interval(secs => %(delay)s) ELSE next_attempt_at END
-             WHERE id = %(id)s AND attempts = %(attempt)s AND state IN ('sending', 'pending')
-            """,
+            SQL["record_delivery_outcome"],
             {
                 "state": state,
-                "status": outcome.http_status,
+                "http_status": outcome.http_status,
                 "error": outcome.error,
                 "snippet": outcome.snippet,
                 "delay": delay,
                 "id": claim.delivery_id,
                 "attempt": claim.attempt,
+                "pending": DeliveryState.PENDING,
+                "sending": DeliveryState.SENDING,
+                "delivered": DeliveryState.DELIVERED,
             },
         )
         if cursor.rowcount == 0:
@@ -520,73 +498,34 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
 def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) -> str:
     if outcome.delivered:
         cursor.execute(
-            """
-            UPDATE webhook_endpoints
-               SET consecutive_failures = 0, auth_failures = 0, failing_since = NULL, circuit_state = 'closed',
-                   circuit_open_until = NULL, updated_at = now(),
-                   status = CASE WHEN %(verify)s THEN 'active' ELSE status END,
-                   verified_at = CASE WHEN %(verify)s THEN now() ELSE verified_at END,
-                   disabled_reason = CASE WHEN %(verify)s THEN '' ELSE disabled_reason END
-             WHERE id = %(id)s
-               -- A healthy endpoint is not written at all: every delivery to it would otherwise
-               -- queue on this one row's lock until the previous one commits.
-               AND (%(verify)s OR consecutive_failures <> 0 OR auth_failures <> 0 OR failing_since IS NOT NULL
-                    OR circuit_state <> 'closed')
-            RETURNING status
-            """,
-            {"verify": claim.is_verification, "id": claim.endpoint_id},
+            SQL["endpoint_delivered"],
+            {
+                "verify": claim.is_verification,
+                "id": claim.endpoint_id,
+                "active": EndpointStatus.ACTIVE,
+                "closed": CircuitState.CLOSED,
+            },
         )
         row = cursor.fetchone()
         return row[0] if row else claim.endpoint_status
-    counted = 1 if outcome.counts_against_endpoint else 0
     cursor.execute(
-        """
-        UPDATE webhook_endpoints AS e
-           SET consecutive_failures = e.consecutive_failures + %(counted)s,
-               failing_since = CASE WHEN %(counted)s = 1 THEN coalesce(e.failing_since, now()) ELSE e.failing_since END,
-               auth_failures = CASE WHEN %(auth)s THEN e.auth_failures + 1 ELSE 0 END,
-               circuit_state = CASE
-                   WHEN %(counted)s = 1 AND (e.circuit_state = 'half_open'
-                                             OR e.consecutive_failures + 1 >= %(threshold)s) THEN 'open'
-                   ELSE e.circuit_state END,
-               circuit_open_until = CASE
-                   WHEN %(counted)s = 1 AND (e.circuit_state = 'half_open'
-                                             OR e.consecutive_failures + 1 >= %(threshold)s)
-                   THEN now() + make_interval(secs => least(%(cap)s, %(open)s * power(2, least(10, greatest(0,
-                            e.consecutive_failures + 1 - %(threshold)s)))))
-                   ELSE e.circuit_open_until END,
-               retry_not_before = CASE WHEN %(throttle)s::float8 IS NOT NULL
-                   THEN now() + make_interval(secs => %(throttle)s) ELSE e.retry_not_before END,
-               status = CASE
-                   WHEN %(gone)s THEN 'disabled'
-                   WHEN e.status = 'active' AND %(auth)s AND e.auth_failures + 1 >= %(auth_flag)s THEN 'flagged'
-                   WHEN e.status = 'active' AND %(counted)s = 1
-                        AND coalesce(e.failing_since, now()) <= now() - make_interval(secs => %(disable_after)s)
-                   THEN 'disabled'
-                   ELSE e.status END,
-               disabled_reason = CASE
-                   WHEN %(gone)s THEN 'The endpoint answered 410 Gone.'
-                   WHEN e.status = 'active' AND %(auth)s AND e.auth_failures + 1 >= %(auth_flag)s
-                   THEN 'The endpoint refused our signature (401/403) repeatedly: check its secret.'
-                   WHEN e.status = 'active' AND %(counted)s = 1
-                        AND coalesce(e.failing_since, now()) <= now() - make_interval(secs => %(disable_after)s)
-                   THEN 'Failing since ' || to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') || ' UTC.'
-                   ELSE e.disabled_reason END,
-               updated_at = now()
-         WHERE e.id = %(id)s
-        RETURNING e.status
-        """,
+        SQL["endpoint_failed"],
         {
-            "counted": counted,
+            "counted": 1 if outcome.counts_against_endpoint else 0,
             "auth": outcome.auth_failure,
             "threshold": settings.WEBHOOK_CIRCUIT_FAILURES,
             "cap": settings.WEBHOOK_RETRY_CAP_SECONDS,
-            "open": settings.WEBHOOK_CIRCUIT_OPEN_SECONDS,
+            "open_seconds": settings.WEBHOOK_CIRCUIT_OPEN_SECONDS,
             "throttle": outcome.retry_after if outcome.throttled else None,
             "gone": outcome.gone,
             "auth_flag": AUTH_FAILURES_TO_FLAG,
             "disable_after": settings.WEBHOOK_AUTO_DISABLE_DAYS * 86400,
             "id": claim.endpoint_id,
+            "active": EndpointStatus.ACTIVE,
+            "flagged": EndpointStatus.FLAGGED,
+            "disabled": EndpointStatus.DISABLED,
+            "open": CircuitState.OPEN,
+            "half_open": CircuitState.HALF_OPEN,
         },
     )
     return cursor.fetchone()[0]
@@ -628,22 +567,15 @@ def reap_expired_delivery_leases(*, limit: int = 500) -> int:
     webhook-id) goes again; the receiver's inbox absorbs a duplicate."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            """
-            WITH expired AS (
-                UPDATE webhook_deliveries
-                   SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
-                       lease_until = NULL, hinted_at = NULL, next_attempt_at = now(), updated_at = now(),
-                       last_error = 'lease expired before the outcome was recorded'
-                 WHERE id IN (SELECT id FROM webhook_deliveries
-                               WHERE state = 'sending' AND lease_until < now()
-                               ORDER BY lease_until LIMIT %s FOR UPDATE SKIP LOCKED)
-                RETURNING id, attempts)
-            UPDATE webhook_delivery_attempts AS a
-               SET outcome = 'unknown', ended_at = now(), error = 'lease expired before the outcome was recorded'
-              FROM expired
-             WHERE a.delivery_id = expired.id AND a.number = expired.attempts AND a.outcome = 'in_flight'
-            """,
-            [limit],
+            SQL["reap_expired_leases"],
+            {
+                "limit": limit,
+                "pending": DeliveryState.PENDING,
+                "sending": DeliveryState.SENDING,
+                "failed": DeliveryState.FAILED,
+                "in_flight": AttemptOutcome.IN_FLIGHT,
+                "unknown": AttemptOutcome.UNKNOWN,
+            },
         )
         return cursor.rowcount
 
@@ -655,21 +587,13 @@ def take_due_deliveries(*, limit: int) -> list[uuid.UUID]:
         return []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            """
-            UPDATE webhook_deliveries SET hinted_at = now()
-             WHERE id IN (
-                   SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-                    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
-                      AND (d.hinted_at IS NULL OR d.hinted_at < now() - make_interval(secs => %(rehint)s))
-                      AND (e.status = 'active' OR d.is_verification)
-                      AND (e.circuit_open_until IS NULL OR e.circuit_open_until <= now())
-                      AND (e.retry_not_before IS NULL OR e.retry_not_before <= now())
-                    ORDER BY d.next_attempt_at
-                    LIMIT %(limit)s
-                      FOR UPDATE OF d SKIP LOCKED)
-            RETURNING id
-            """,
-            {"rehint": REHINT_SECONDS, "limit": limit},
+            SQL["take_due_deliveries"],
+            {
+                "rehint": REHINT_SECONDS,
+                "limit": limit,
+                "pending": DeliveryState.PENDING,
+                "active": EndpointStatus.ACTIVE,
+            },
         )
         return [row[0] for row in cursor.fetchall()]
 
@@ -723,29 +647,18 @@ class DeliveryFilter:
     delivery_ids: tuple[uuid.UUID, ...] = field(default=())
 
 
-def _filter_sql(f: DeliveryFilter) -> tuple[str, dict[str, Any]]:
-    clauses = ["d.state = ANY(%(states)s)", "NOT d.is_verification"]
-    params: dict[str, Any] = {"states": list(f.states)}
-    for column, value in (
-        ("d.tenant_id", f.tenant_id),
-        ("d.endpoint_id", f.endpoint_id),
-        ("d.event_type", f.event_type),
-        ("ev.job_id", f.job_id),
-    ):
-        if value is not None:
-            key = column.replace(".", "_")
-            clauses.append(f"{column} = %({key})s")
-            params[key] = value
-    if f.since is not None:
-        clauses.append("d.created_at >= %(since)s")
-        params["since"] = f.since
-    if f.until is not None:
-        clauses.append("d.created_at < %(until)s")
-        params["until"] = f.until
-    if f.delivery_ids:
-        clauses.append("d.id = ANY(%(ids)s)")
-        params["ids"] = list(f.delivery_ids)
-    return " AND ".join(clauses), params
+def _filter_params(f: DeliveryFilter) -> dict[str, Any]:
+    """The parameters of redeliver's statements: a filter not given is NULL ("any")."""
+    return {
+        "states": list(f.states),
+        "tenant": f.tenant_id,
+        "endpoint": f.endpoint_id,
+        "type": f.event_type,
+        "job": f.job_id,
+        "since": f.since,
+        "until": f.until,
+        "ids": list(f.delivery_ids) or None,
+    }
 
 
 def redeliver(f: DeliveryFilter, *, dry_run: bool = False) -> list[uuid.UUID]:
@@ -753,25 +666,14 @@ def redeliver(f: DeliveryFilter, *, dry_run: bool = False) -> list[uuid.UUID]:
     with a fresh attempt budget. Same delivery ids: an ERP that has them answers 2xx again
     without a second effect. SENDING and PENDING rows are never touched."""
     states = tuple(s for s in f.states if s in (DeliveryState.FAILED, DeliveryState.DELIVERED))
-    where, params = _filter_sql(DeliveryFilter(**{**f.__dict__, "states": states}))
+    params = _filter_params(DeliveryFilter(**{**f.__dict__, "states": states}))
     with transaction.atomic(), connection.cursor() as cursor:
         if dry_run:
-            cursor.execute(
-                f"SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id "
-                f"WHERE {where}",
-                params,
-            )
+            cursor.execute(SQL["redeliverable_deliveries"], params)
             return [row[0] for row in cursor.fetchall()]
         cursor.execute(
-            f"""
-            UPDATE webhook_deliveries AS d
-               SET state = 'pending', next_attempt_at = now(), hinted_at = NULL, lease_until = NULL,
-                   max_attempts = d.attempts + %(budget)s, updated_at = now()
-              FROM webhook_events ev
-             WHERE ev.event_id = d.event_id AND {where}
-            RETURNING d.id
-            """,
-            {**params, "budget": settings.WEBHOOK_MAX_ATTEMPTS},
+            SQL["redeliver"],
+            {**params, "budget": settings.WEBHOOK_MAX_ATTEMPTS, "pending": DeliveryState.PENDING},
         )
         ids = [row[0] for row in cursor.fetchall()]
     logger.info("deliveries put back for redelivery", extra={"count": len(ids)})
@@ -789,22 +691,13 @@ def replay_events(
     """Create the deliveries an endpoint never had (it was registered, or re-enabled, after
     the events) for its tenant's events in a window, of the types it subscribes to."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT tenant_id, event_types FROM webhook_endpoints WHERE id = %s", [endpoint_id])
+        cursor.execute(SQL["endpoint_subscription"], {"endpoint": endpoint_id})
         row = cursor.fetchone()
         if row is None:
             return []
         tenant_id, types = row
         cursor.execute(
-            """
-            SELECT ev.event_id, ev.event_type FROM webhook_events ev
-             WHERE ev.tenant_id = %(tenant)s AND ev.event_type = ANY(%(types)s)
-               AND (%(since)s::timestamptz IS NULL OR ev.created_at >= %(since)s)
-               AND (%(until)s::timestamptz IS NULL OR ev.created_at < %(until)s)
-               AND (%(type)s::text IS NULL OR ev.event_type = %(type)s)
-               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                                WHERE d.event_id = ev.event_id AND d.endpoint_id = %(endpoint)s)
-             ORDER BY ev.created_at
-            """,
+            SQL["events_missing_a_delivery"],
             {
                 "tenant": tenant_id,
                 "types": list(types),
@@ -828,9 +721,5 @@ def replay_events(
 def expedite(delivery_id: uuid.UUID) -> bool:
     """Make a PENDING delivery due now (an operator or the demo set-up waiting on it)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE webhook_deliveries SET next_attempt_at = now(), hinted_at = NULL "
-            "WHERE id = %s AND state = 'pending'",
-            [delivery_id],
-        )
+        cursor.execute(SQL["expedite_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
         return cursor.rowcount == 1

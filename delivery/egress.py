@@ -1,21 +1,14 @@
-"""SSRF-safe egress for webhook delivery (DLV-4).
+"""SSRF-safe egress for webhook delivery (DLV-4): the rule applies to the addresses we connect
+to, not to the URL string.
 
-The rule is applied to the addresses we actually connect to, not to the URL string:
-
-1. Parse the URL: ``https`` only (``http`` only to loopback under the development switch),
-   no user info, an allowed port, and no ambiguous numeric host (``2130706433``,
-   ``0177.0.0.1``: C resolvers read those as 127.0.0.1).
+1. Parse: ``https`` only (``http`` to loopback in development), no user info, an allowed port, and
+   no numeric host but the dotted quad (C resolvers read ``2130706433`` as 127.0.0.1).
 2. Resolve the host once (``getaddrinfo``; injectable for tests).
-3. Refuse if ANY resolved address is not a public unicast address, after unwrapping the IPv6
-   forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4).
-4. Connect to a vetted address only (no second resolution, so DNS rebinding between the check
-   and the connect is impossible), keeping the ``Host`` header and the TLS SNI/certificate
-   check on the original name.
-5. Bound the exchange: one total deadline, a response-size cap, no redirects (http.client
-   never follows them), no proxy variables (nothing here reads the environment).
+3. Refuse if ANY address is not public unicast, after unwrapping IPv6 forms that embed IPv4.
+4. Connect only to a vetted address (no second lookup: no DNS rebinding); Host and TLS use the name.
+5. Bound the exchange: one total deadline, a response-size cap, no redirects, no proxy variables.
 
-``EGRESS_ALLOW_LOOPBACK=1`` (development only) allows 127.0.0.0/8 and ``::1`` and nothing
-else: not the IPv4-mapped forms of loopback, not 0.0.0.0, not private ranges.
+``EGRESS_ALLOW_LOOPBACK=1`` (development only) allows 127.0.0.0/8 and ``::1`` and nothing else.
 """
 
 from __future__ import annotations

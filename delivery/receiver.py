@@ -1,8 +1,9 @@
 """Receiving our webhooks in an ERP: verify, then deduplicate (DLV-3). Copy this file.
 
-No framework and no dependency beyond the standard library: pass the raw body bytes and the
-request headers from whatever web framework you use, and a DB-API cursor (PostgreSQL) for
-the inbox. The contract, in order:
+No framework and, beyond the standard library, only psycopg 3 (its ``sql`` module quotes the
+inbox's table and column names; with psycopg2, import ``psycopg2.sql``, the same API): pass
+the raw body bytes and the request headers from whatever web framework you use, and a
+psycopg cursor (Django's on PostgreSQL is one) for the inbox. The contract, in order:
 
 1. Refuse bodies larger than you accept (``MAX_BODY_BYTES``) before reading them whole.
 2. :func:`verify` — the ``webhook-timestamp`` within ±5 minutes of your clock, then the
@@ -30,6 +31,8 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from psycopg import sql
 
 MAX_BODY_BYTES = 1024 * 1024
 TOLERANCE_SECONDS = 5 * 60
@@ -131,18 +134,26 @@ def record_in_inbox(
 
     "new": first time: apply the effect in this same transaction. "duplicate": seen with the
     same body: answer 2xx, do nothing. "conflict": the id was seen with ANOTHER body: 409.
-    ``table`` and the column names are trusted identifiers from your code, never input.
+    ``table`` (``schema.table`` for a qualified one) and the column names are identifiers from
+    your code, as PostgreSQL stores them (lowercase unless created quoted).
     """
     columns = {"body_sha256": digest, **(extra or {})}
-    names = ", ".join(columns)
-    placeholders = ", ".join(["%s"] * (len(columns) + 1))
+    # The table and columns are the caller's (the reference ERP's erp_inbox has its own extra
+    # columns), so they cannot be fixed names here: psycopg's sql.Identifier quotes each one,
+    # and a name can only ever be a name, never SQL; values stay parameters.
+    inbox = sql.Identifier(*table.split("."))
     cursor.execute(
-        f"INSERT INTO {table} (delivery_id, {names}) VALUES ({placeholders}) "  # identifiers from code
-        "ON CONFLICT (delivery_id) DO NOTHING",
+        sql.SQL(
+            "INSERT INTO {inbox} (delivery_id, {columns}) VALUES ({values}) ON CONFLICT (delivery_id) DO NOTHING"
+        ).format(
+            inbox=inbox,
+            columns=sql.SQL(", ").join(sql.Identifier(name) for name in columns),
+            values=sql.SQL(", ").join([sql.Placeholder()] * (len(columns) + 1)),
+        ),
         [webhook_id, *columns.values()],
     )
     if cursor.rowcount == 1:
         return "new"
-    cursor.execute(f"SELECT body_sha256 FROM {table} WHERE delivery_id = %s", [webhook_id])
+    cursor.execute(sql.SQL("SELECT body_sha256 FROM {inbox} WHERE delivery_id = %s").format(inbox=inbox), [webhook_id])
     row = cursor.fetchone()
     return "duplicate" if row is not None and hmac.compare_digest(row[0], digest) else "conflict"

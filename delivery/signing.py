@@ -1,16 +1,11 @@
-"""Standard Webhooks signing (DLV-2) and endpoint secrets at rest.
+"""Standard Webhooks signing (DLV-2, https://www.standardwebhooks.com) and endpoint secrets at rest.
 
-Wire format (https://www.standardwebhooks.com):
-
-    webhook-id:        the delivery id, identical on every attempt (the receiver's dedup key)
-    webhook-timestamp: integer unix seconds, fresh per attempt
-    webhook-signature: "v1,<base64 HMAC-SHA256(secret, f'{id}.{timestamp}.{body}')>", one per
-                       valid secret, space-separated, newest first (two during a rotation)
-    webhook-key-id:    the key ids of those signatures, space-separated, in the same order
-
-The body is serialized once (when the event fans out) and these exact bytes are signed and
-sent, every attempt. Secrets are ``whsec_`` + base64 of 32 random bytes, stored encrypted
-(AES-256-GCM, bound to their endpoint and key id) and shown once at creation.
+Headers: ``webhook-id`` (the delivery id, the same on every attempt: the receiver's dedup key),
+``webhook-timestamp`` (unix seconds, fresh per attempt), ``webhook-signature`` (``v1,<base64
+HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>`` per valid secret, space-separated, newest first)
+and ``webhook-key-id`` (their key ids, in the same order). The body is serialized once and those
+exact bytes are signed and sent on every attempt. Secrets (``whsec_`` + base64 of 32 random bytes)
+are stored sealed with AES-256-GCM to their endpoint and key id, and shown once.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The Django admin for extraction: jobs (read-only), the review queue, supplier master data and
-the review audit log.
-
-Access follows the tenant membership, not Django's model permissions: a staff user sees only
-their own tenant's rows, with what their role allows (reviewer: the review queue and the
-audit log; operator and admin: also every job, and supplier master data to edit). A superuser
-sees every tenant. Document text is untrusted input: it is always HTML-escaped, including
-inside the evidence highlights.
+the review audit log. Access follows the tenant membership, not Django's model permissions: a
+staff user sees their own tenant's rows as their role allows (reviewer: the queue and the audit
+log; operator, admin: also jobs and suppliers); a superuser sees every tenant. Document text is
+untrusted: it is always HTML-escaped, also inside the evidence highlights.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from accounts.models import Tenant
 class DocumentQuerySet(models.QuerySet):
     def reference(self, *, tenant_id: uuid.UUID, document_id: uuid.UUID) -> Document | None:
         """The tenant's document as a job request names it: id, version and size, in one small
-        query (the accept path runs it for every request; the ORM's compilation was a fifth
-        of its CPU). Other columns load on first access."""
+        plain-SQL query, as the accept path runs it for every request. Other columns load on
+        first access."""
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT version, size FROM documents WHERE tenant_id = %s AND id = %s", [tenant_id, document_id]
@@ -81,7 +81,7 @@ class PriorityClass(models.TextChoices):
 
 
 class ExtractionJob(models.Model):
-    """The authoritative record of one extraction request (PROTOCOL reference schema)."""
+    """The authoritative record of one extraction request."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs")

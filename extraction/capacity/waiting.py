@@ -1,23 +1,14 @@
 """ "Why is my job waiting?" — what a job that is not running waits for, for operators.
+Reads one job's rows by index and one limiter snapshot (cheap enough for a status request);
+times come from the database and Redis, never the web process's clock. Reasons, in check order:
 
-Reasons, in the order they are checked:
-
-- ``ingress``: ACCEPTED, the requested event not yet published or not yet taken in.
-- ``retry_backoff``: RETRY_SCHEDULED with ``available_at`` still ahead, after a failed attempt.
-- ``capacity``: the pool's shared budget said no — ``rpm``, ``tpm``, ``in_flight``, ``cooldown``
-  (until T) or ``limiter_unavailable`` — either at the last claim (a ``capacity_deferred``
-  hand-back, so the job is READY with a later ``available_at``) or right now in the limiter.
-- ``tenant_in_flight_cap``: the tenant already has ``max_in_flight`` jobs RUNNING, so the fair
-  claim skips its jobs.
-- ``no_worker``: eligible, capacity free, the tenant under its cap, and still no worker has
-  claimed it after ``NO_WORKER_GRACE_SECONDS``. Shorter than that: ``next_claim``.
-
-Two more that can show up in passing: ``scheduled`` (READY with a later ``available_at`` for
-another reason, e.g. a worker handed it back at shutdown) and ``deadline_expiry`` (past its
-deadline; the scheduler fails it on its next sweep).
-
-Reads one job's own rows by index and one limiter snapshot: cheap enough for a status request.
-Times come from the database and from Redis, never the web process's clock.
+- ``ingress``: ACCEPTED, its requested event not yet published or not yet taken in.
+- ``retry_backoff``: RETRY_SCHEDULED with ``available_at`` still ahead.
+- ``capacity``: the pool said ``rpm``, ``tpm``, ``in_flight``, ``cooldown`` or
+  ``limiter_unavailable``, at the last claim (a ``capacity_deferred`` hand-back) or right now.
+- ``tenant_in_flight_cap``: the tenant has ``max_in_flight`` jobs RUNNING.
+- ``no_worker``: eligible, yet unclaimed after ``NO_WORKER_GRACE_SECONDS`` (``next_claim`` before).
+- in passing: ``scheduled`` (READY later, e.g. handed back at shutdown) and ``deadline_expiry``.
 """
 
 from __future__ import annotations

@@ -7,11 +7,9 @@
         └──────────────────── deadline ───────────────────────────────────────▶ FAILED_TERMINAL
 
 Every transition is one named statement in ``lifecycle.sql``: a guarded ``UPDATE … WHERE
-state = EXPECTED [AND fence = F]`` whose row count decides — 0 rows means another actor won (a
-newer fence, the reaper, a deadline) and nothing else is written — and, in the same statement,
-what the move records: the ``state_version`` bump and its ``job_events`` row, the job's share of
-the tenant's admission budget given back when it leaves the pending states, and its outbox
-event. Time is always the database's ``now()``.
+state = EXPECTED [AND fence = F]`` (0 rows: another actor won, nothing else is written) that
+also writes what the move records — event row, released admission share, outbox event. Time is
+the database's ``now()``.
 """
 
 from __future__ import annotations
@@ -44,8 +42,8 @@ DEAD_LETTERED_EVENT = "extraction.dead_lettered.v1"
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 # The claim statement for settings.CLAIM_STRATEGY, looked up at every claim: "fair" serves
-# tenants by weighted share (EXE-1, BP-4); "fifo" is plain order of availability, the baseline
-# the capacity benchmark measures the fair claim against.
+# tenants by weighted share (EXE-1, BP-4); "fifo" is plain order of availability, kept as the
+# baseline to compare the fair claim with.
 CLAIM_STATEMENTS: Mapping[str, str] = {"fair": SQL["claim_fair"], "fifo": SQL["claim_fifo"]}
 
 
@@ -145,10 +143,8 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
     """Record an ``extraction.requested.v1`` message in the inbox and make its job runnable.
 
     1. ``INSERT INTO execution_inbox … ON CONFLICT (event_id) DO NOTHING``.
-    2. Already there: same digest → "duplicate" (harmless redelivery); other digest →
-       quarantine row + error log → "quarantined".
-    3. New: ACCEPTED → READY in the same statement. A job that is already past ACCEPTED
-       (RUNNING, terminal, or made READY by recovery) is left alone: "already_taken_in".
+    2. Already there: same digest → "duplicate"; other digest → quarantine row → "quarantined".
+    3. New: ACCEPTED → READY in the same statement; a job past ACCEPTED is left: "already_taken_in".
     The caller acks the message only after this returns (the commit happened).
     """
     digest = payload_digest(payload)
@@ -252,8 +248,7 @@ def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None
     LOST: a newer fence (the reaper, another worker), or a lease that expired while RUNNING.
 
     A job that left RUNNING under our own fence was moved by us (completed, retried or handed
-    back between the caller's snapshot of its claims and this statement): not lost. Reporting
-    it was a false "lease lost" warning about a result that had just been committed."""
+    back after the caller's snapshot of its claims): not lost, its result is committed."""
     if not claims:
         return set()
     lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS

@@ -1,16 +1,11 @@
 -- The job state machine's statements (extraction/execution/lifecycle.py runs them).
 --
--- Every transition is one statement: the guarded UPDATE of the job (``moved``), whose row
--- decides, and what it records, read from ``moved`` so that it exists exactly when the job
--- moved. The rows other tables get come from the functions of migration 0008, the one place
--- each: extraction_append_job_event, extraction_append_outbox_event,
--- extraction_release_admission (which uses tenant_daily_spend). States are the constants
--- job_state_ready() and so on; a state the caller chooses is a parameter.
---
--- A SELECT in WITH runs only as far as the outer query reads it (unlike INSERT and UPDATE,
--- which always run to completion), so each statement's final SELECT reads the CTE that calls
--- those functions: ``FROM moved, recorded``, or ``EXISTS (SELECT FROM recorded)``, which reads
--- its first row (every statement here moves at most one job).
+-- Every transition is one statement: the guarded UPDATE of the job (``moved``) decides, and
+-- what it records reads ``moved``, so it exists exactly when the job moved. Other tables' rows
+-- come from migration 0008's functions (extraction_append_job_event,
+-- extraction_append_outbox_event, extraction_release_admission). A SELECT in WITH runs only as
+-- far as the outer query reads it, so each final SELECT reads the CTE that calls them
+-- (``FROM moved, recorded`` or ``EXISTS (SELECT FROM recorded)``).
 
 
 -- name: take_in_requested_event
@@ -47,39 +42,27 @@ VALUES (%(event)s, %(job)s, %(stored_digest)s, %(received_digest)s, %(payload)s,
 
 
 -- name: claim_fair
--- The fair claim (EXE-1, BP-4), with the take, the "claimed" event and the attempt's ledger
--- row: one round trip, one autocommit transaction. The CTEs see one snapshot; what is
--- recorded reads the UPDATE's RETURNING, so it exists exactly when the job was taken.
+-- The fair claim (EXE-1, BP-4) with the take, the "claimed" event and the attempt's ledger
+-- row, in one autocommit statement; what is recorded reads the UPDATE's RETURNING, so it
+-- exists exactly when the job was taken.
 --
--- 1. running: RUNNING jobs per tenant (the few running rows, by job_running_tenant_idx).
--- 2. tenants: tenants with pending work and below their in-flight cap.
--- 3. candidates: each such tenant's next few runnable jobs, by effective time =
---    available_at, minus INTERACTIVE_PRIORITY_BOOST for interactive jobs (priority with
---    aging: a batch job that has waited longer than the boost beats a fresh interactive one).
---    Two index probes per tenant (job_fair_claim_idx), so the cost does not grow with the
---    table. Each candidate's share = (tenant's running jobs + its rank among the tenant's
---    candidates) / tenant weight: the tenant furthest below its weighted share goes first,
---    and concurrent claimers fall through to the next tenant in round-robin order.
--- 4. next: the best candidate not locked by another claimer (SKIP LOCKED), re-checked to be
---    runnable after the lock.
--- 5. taken: it becomes RUNNING with attempt+1, fence+1 and a lease, all by the database clock.
+-- 1. running: RUNNING jobs per tenant (job_running_tenant_idx).
+-- 2. tenants: tenants with pending work, below their in-flight cap.
+-- 3. candidates: each tenant's next few runnable jobs by effective time (available_at, minus
+--    INTERACTIVE_PRIORITY_BOOST if interactive), two probes of job_fair_claim_idx per tenant.
+-- 4. share = (tenant's running jobs + rank among its candidates) / weight, lowest first.
+-- 5. next: the best candidate not locked by another claimer (SKIP LOCKED), re-checked after the lock.
+-- 6. taken: RUNNING with attempt+1, fence+1 and a lease, by the database clock.
 --
--- Bound on waiting: a tenant with nothing running has share 0 and is served by the next free
--- worker slot, ahead of every tenant with running work; ties between idle tenants go by
--- effective time. So a 1-job tenant waits for at most one slot to free up (about the mean
--- model latency / worker slots) plus the claims of other idle tenants that were there first,
--- however large another tenant's backlog is.
--- The in-flight cap is checked against committed RUNNING rows: claimers racing in the same
--- instant may overshoot it by at most their number.
---
--- more_eligible: whether another job was eligible at the claim, so a slot that took the last
--- one stops after it instead of paying an empty claim (new jobs bring their own wake-ups).
--- After the fallback, more was eligible by definition (fair candidates were there, locked).
+-- An idle tenant has share 0 and gets the next free slot, so a 1-job tenant waits for about one
+-- slot however large another tenant's backlog is. The cap is checked against committed RUNNING
+-- rows: claimers racing in one instant overshoot it by at most their number. more_eligible lets
+-- a slot that took the last job stop rather than pay an empty claim (true after the fallback).
 WITH running AS (
     SELECT tenant_id, count(*) AS n FROM extraction_jobs WHERE state = job_state_running() GROUP BY tenant_id
 )
 -- MATERIALIZED: the candidates' probes start from these few tenants in every plan; inlined,
--- a generic plan probed the job index for every tenant and joined the result afterwards.
+-- a generic plan can probe the job index for every tenant and join afterwards.
 , tenants AS MATERIALIZED (
     SELECT t.id, t.weight, coalesce(r.n, 0) AS running
       FROM accounts_tenantusage u
@@ -109,28 +92,21 @@ WITH running AS (
             ORDER BY j.available_at
             LIMIT %(per_tenant)s)
       ) AS c
-     -- The deadline is checked on the few candidates, not inside the probes: there the planner
-     -- took "pending and deadline in the future" for one row (it multiplies the two
-     -- selectivities as if independent) and scanned every pending job by
-     -- job_pending_deadline_idx instead of reading four rows of job_fair_claim_idx. An expired
+     -- The deadline is checked on the few candidates, not inside the probes, where the planner
+     -- (taking the two conditions as independent) would scan job_pending_deadline_idx. An expired
      -- job holds a candidate slot until expire_deadlines takes it, within a scheduler interval.
      WHERE c.deadline_at > now()
 )
--- Each candidate in order is looked up by its key and locked unless another claimer holds it,
--- until one is taken. LATERAL keeps the lookup by key whatever the plan: as a plain join, the
--- generic plan of the prepared claim (planned while the queue was short) read every runnable
--- job to join with the 64 candidates, a cost that grew with the backlog.
+-- Each candidate in order is looked up by its key and locked unless another claimer holds it.
+-- LATERAL keeps that a lookup by key in every plan; a plain join lets a generic plan read every
+-- runnable job, a cost that grows with the backlog.
 --
--- When more claimers arrive at once than there are fair candidates, the fair pick finds them
--- all locked; the job is then taken in plain order of availability among the same eligible
--- tenants (caps still apply), so a burst of claimers never comes back empty while work waits.
--- The second arm of the UNION ALL runs only when the first returned nothing (LIMIT 1 over an
--- Append), and not at all when there was no candidate to lock (then it could find nothing):
--- still one statement. The tenants as an array filter keep it a walk of job_runnable_idx in
--- its own order that stops at the first unlocked job; as a join, the planner (misjudging how
--- many runnable jobs the join keeps) read and sorted every runnable job of those tenants, a
--- cost that grew with every job waiting. The walk's bound instead: the runnable jobs of
--- tenants at their cap that are older than the job taken.
+-- Fallback: when a burst of claimers finds every fair candidate locked, the job is taken in
+-- plain order of availability among the same eligible tenants (caps still apply), so no claimer
+-- comes back empty while work waits. The second UNION ALL arm runs only when the first returned
+-- nothing and there was a candidate to lock. The tenants as an array filter keep it a walk of
+-- job_runnable_idx that stops at the first unlocked job (a join gets misestimated into sorting
+-- every runnable job); its bound: the older runnable jobs of tenants at their cap.
 , next AS (
     (SELECT j.id, j.prior_state, false AS fallback
        FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
@@ -187,9 +163,8 @@ SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_p
 
 -- name: claim_fifo
 -- Plain FIFO: the oldest runnable job first, whoever it belongs to, and no tenant's in-flight
--- cap. The baseline the fair claim is measured against (bench/capacity_bench.py, with
--- CLAIM_STRATEGY=fifo); the take and what it records are claim_fair's. "More eligible" is
--- unknown here, so a slot keeps claiming, as after the fair claim's fallback.
+-- cap: the baseline to compare the fair claim with (CLAIM_STRATEGY=fifo). The take and what it
+-- records are claim_fair's; "more eligible" is unknown, so a slot keeps claiming.
 WITH next AS (
     SELECT j.id, j.state AS prior_state
       FROM extraction_jobs j

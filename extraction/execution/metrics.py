@@ -16,7 +16,9 @@ SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 def collect(cursor: CursorWrapper) -> list[Metric]:
     by_state = jobs_by_state(cursor)
-    eligible = bounded_count(cursor, SQL["eligible_jobs"], [])
+    eligible = bounded_count(
+        cursor, count_sql=SQL["count_eligible_jobs_bounded"], estimate_sql=SQL["estimate_eligible_jobs"], params={}
+    )
     cursor.execute(SQL["oldest_eligible_age"])
     oldest = cursor.fetchone()[0]
     return [
@@ -54,8 +56,15 @@ def jobs_by_state(cursor: CursorWrapper) -> dict[str, float]:
         counts.update({state: float(n) for state, n in cursor.fetchall()})
         return counts
     for state in JobState.values:
-        sql, params = SQL["jobs_in_state"], [state]
+        params = {"state": state}
         counts[state] = (
-            bounded_count(cursor, sql, params) if state in PENDING_STATES else float(planner_rows(cursor, sql, params))
+            bounded_count(
+                cursor,
+                count_sql=SQL["count_jobs_in_state_bounded"],
+                estimate_sql=SQL["estimate_jobs_in_state"],
+                params=params,
+            )
+            if state in PENDING_STATES
+            else float(planner_rows(cursor, SQL["estimate_jobs_in_state"], params))
         )
     return counts

@@ -1,10 +1,21 @@
 -- The job backlog as /metrics reports it (extraction/execution/metrics.py runs these).
--- Statements given to config.metrics.bounded_count and planner_rows take positional %s
--- parameters: bounded_count appends its own LIMIT parameter to them.
+-- A set config.metrics.bounded_count counts has two statements: count_..._bounded, exact up
+-- to %(limit)s rows (bounded_count passes the cap + 1), and estimate_..., the planner's
+-- estimate of the same query for past the cap.
 
 
--- name: eligible_jobs
--- Claimable now: job_runnable_idx (available_at, id) serves both this count and the minimum.
+-- name: count_eligible_jobs_bounded
+-- Claimable now: job_runnable_idx (available_at, id) serves this count, its estimate and the
+-- minimum below.
+SELECT count(*) FROM (
+    SELECT 1 FROM extraction_jobs
+     WHERE state IN (job_state_ready(), job_state_retry_scheduled()) AND available_at <= now() AND deadline_at > now()
+     LIMIT %(limit)s
+) AS bounded
+
+
+-- name: estimate_eligible_jobs
+EXPLAIN (FORMAT JSON)
 SELECT 1 FROM extraction_jobs
  WHERE state IN (job_state_ready(), job_state_retry_scheduled()) AND available_at <= now() AND deadline_at > now()
 
@@ -24,6 +35,11 @@ SELECT count(*) FROM (SELECT 1 FROM extraction_jobs LIMIT %(cap)s) AS bounded
 SELECT state, count(*) FROM extraction_jobs GROUP BY state
 
 
--- name: jobs_in_state
--- Counted through the pending states' partial indexes (bounded), or estimated by the planner.
-SELECT 1 FROM extraction_jobs WHERE state = %s
+-- name: count_jobs_in_state_bounded
+-- A pending state, counted through its partial index.
+SELECT count(*) FROM (SELECT 1 FROM extraction_jobs WHERE state = %(state)s LIMIT %(limit)s) AS bounded
+
+
+-- name: estimate_jobs_in_state
+-- Past the cap, and for the big terminal states (no index by state), the planner's estimate.
+EXPLAIN (FORMAT JSON) SELECT 1 FROM extraction_jobs WHERE state = %(state)s

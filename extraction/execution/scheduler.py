@@ -70,8 +70,7 @@ def scheduler_tick(broker: Connection) -> Sweep:
     2. Fail waiting jobs past their deadline (with a dead-letter event).
     3. Make ACCEPTED jobs READY whose ingress message never arrived.
     4. Wake workers for eligible jobs not covered by wake messages already queued.
-    5. Run the other apps' sweeps that the settings list (``SCHEDULER_APP_SWEEPS``: the
-       delivery app's due webhook deliveries), so one process keeps every row-driven queue moving.
+    5. Run ``SCHEDULER_APP_SWEEPS`` (due webhook deliveries): one process moves every row-driven queue.
     """
     reaped = lifecycle.reap_expired_leases()
     expired = lifecycle.expire_deadlines()

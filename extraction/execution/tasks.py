@@ -50,8 +50,7 @@ def wake_workers(count: int, *, job_id: str | None = None) -> int:
         producer = _wake_producer()
         for _ in range(count):
             # Celery builds the message; publishing it ourselves skips apply_async's routing
-            # and option merging, which cost three times the publish (0.44–0.70 ms against
-            # 0.19 ms per wake-up, measured in one process).
+            # and option merging, which cost more than the publish itself.
             task_id = str(uuid.uuid4())
             message = current_app.amqp.as_task_v2(
                 task_id, run_slot.name, args=(), kwargs=kwargs, argsrepr="()", kwargsrepr=kwargsrepr
@@ -81,9 +80,9 @@ def _wake_producer():
     """This thread's producer for wake-ups, on a connection WITHOUT publisher confirms.
 
     Waiting for the broker's confirm is the price of not losing a message; a wake-up may be
-    lost (BRK-4: the scheduler re-wakes from PostgreSQL), and its confirm round trip cost the
-    ingress a third of its CPU. Outbox events keep confirms (the relay's own connection).
-    One per thread: a kombu channel is not thread-safe.
+    lost (BRK-4: the scheduler re-wakes from PostgreSQL), so it skips the confirm round trip on
+    the ingress path. Outbox events keep confirms (the relay's own connection). One per thread:
+    a kombu channel is not thread-safe.
     """
     producer = getattr(_wake_channel, "producer", None)
     if producer is None:

@@ -1,12 +1,7 @@
 """The LLM worker: claim a job from PostgreSQL, call the model with no DB connection held,
-complete under the fence.
-
-One process carries hundreds of in-flight model calls on threads (Celery's ``threads``
-pool): the calls are I/O. Database work happens in short steps that take a connection from
-the process's small pool and give it back before the model call, so 300 calls in flight
-need a handful of connections, not 300. One heartbeat thread per process extends every
-in-flight lease with a single UPDATE.
-"""
+complete under the fence. Model calls are I/O, so one process carries hundreds on threads;
+DB steps borrow a pooled connection between calls, and one heartbeat thread extends every
+in-flight lease with a single UPDATE."""
 
 from __future__ import annotations
 
@@ -131,7 +126,7 @@ class WorkerRuntime:
 
 
 # Enough for the wake-ups a busy worker has queued (prefetch: one per thread); a job
-# forgotten here only costs its wake-up a claim, as before.
+# forgotten here only costs its wake-up one empty claim.
 RAN_UNWOKEN_KEPT = 10_000
 
 _runtime: WorkerRuntime | None = None
@@ -229,16 +224,14 @@ def _report(
 
 
 def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
-    """Run one claimed attempt to a persisted outcome. Returns what happened.
+    """Run one claimed attempt to a persisted outcome; returns what happened.
 
     1. Load the document text (extracted once and kept); unreadable → terminal.
-    2. Call the provider with no DB connection held, bounded by the attempt timeout and the
-       job's deadline.
-    3. If the heartbeat lost the lease meanwhile, stop: write nothing but the ledger.
-    4. Parse the output against the schema; invalid → retry, then terminal.
-    5. Validate it with the tenant's policy (arithmetic, currency, supplier, IBAN/VAT, evidence).
-    6. Complete under fence + live lease (result, verdict, state, outbox event in one transaction):
-       SUCCEEDED, or REVIEW_REQUIRED when a blocking check failed.
+    2. Take pool capacity; denied → hand the job back with no attempt spent.
+    3. Call the provider with no DB connection held, bounded by the attempt timeout and the deadline.
+    4. If the heartbeat lost the lease meanwhile, write nothing but the ledger row.
+    5. Parse the output against the schema; invalid → retry, then terminal.
+    6. Validate with the tenant's policy; complete under fence + live lease: SUCCEEDED or REVIEW_REQUIRED.
     """
     from extraction.intake.text import UnreadableDocument
     from extraction.validation.schema import SchemaError, SchemaValidationError, parse_invoice_v1
@@ -406,27 +399,15 @@ def run_slot(
     max_jobs: int | None = None,
     woken_for: str | None = None,
 ) -> int:
-    """One worker slot: claim and run jobs while the last claim saw another eligible job (or
-    until a bound is reached).
+    """One worker slot; returns the attempts run (0: no work found). Claiming again at once
+    serves jobs with no wake-up of their own (retries due, recovered jobs, a backlog from a
+    broker outage) as slots free up.
 
-    Claiming again at once is what serves jobs that have no wake-up of their own — retries
-    coming due, jobs the scheduler recovered, a backlog built while the broker was down, jobs
-    whose wake-up the full pools turned away — at the pace slots free up; the scheduler's
-    sweep wakes at most the free capacity once a second. (Claiming again only while the
-    attempt was short cut one empty claim per job where every job brings its own wake-up, but
-    left such jobs to the sweep: the capacity benchmark's utilization fell from 1.00 to 0.93.)
-
-    Such a claim often takes a job whose wake-up is still queued behind busy threads (a
-    backlog). ``woken_for`` names the job a wake-up was sent for: when a slot of this process
-    already ran that job to completion by claiming again, the wake-up is spent and stops
-    here, without the pre-check and the claim that would find nothing of its own. Only those:
-    a job that a first claim took (its wake-up spent on it, or on another job that still needs
-    one), or that went back to waiting (handed back, retried, lost), keeps its wake-up's claim.
-    Other jobs eligible meanwhile are taken by slots claiming again, or woken for by the
-    scheduler's sweep once the dropped wake-ups have left the queue (it counts queued ones).
-
-    Returns the number of attempts run: 0 means "no work found". A slot stops claiming as
-    soon as the process is stopping; the attempt in hand is finished.
+    1. Return 0 if ``woken_for`` names a job a slot here already completed by claiming again.
+    2. Until stopping or a bound: no pool with headroom → stop; claim a job, none → stop.
+    3. Run its attempt (a crash is logged; the lease expires and the reaper retries).
+    4. Remember a job completed by claiming again, so its queued wake-up stops at step 1.
+    5. Stop after a deferral or when the claim saw no other eligible job.
     """
     rt = rt or runtime()
     if woken_for is not None and rt.take_spent_wake_up(_job_id(woken_for)):

@@ -86,11 +86,8 @@ class _NotCharged(Exception):
 def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> Accepted:
     """Accept a job durably, exactly once per (tenant, idempotency key).
 
-    1. Refuse new work with 503 when the global pending backlog is above its bound
-       (a replay of an existing key is still answered).
-    2. In one transaction, one statement (``accept_job`` in acceptance.sql): insert the job unless the key
-       exists, charge the tenant's admission budget, write the outbox event and the first
-       job event.
+    1. Global pending backlog above its bound → 503 for new work (a replay is still answered).
+    2. One statement (``accept_job``): insert unless the key exists, charge the budget, write the events.
     3. Not inserted: load the existing job; same request hash → replay, else 409.
     4. Inserted but not charged: roll everything back and name the limit (429).
     """

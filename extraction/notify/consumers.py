@@ -2,21 +2,15 @@
 
 Protocol (JSON text frames):
 
-* Authentication, one of: the session cookie (the origin is checked by the router); or the
-  subprotocols ``["jobs.v1", "token.<api token>"]`` or ``["jobs.v1", "ticket.<ticket>"]``
-  (a ticket from ``POST /api/v1/notification-tickets``). The server answers with the
-  subprotocol ``jobs.v1``, never echoing a credential. Anything in the query string is
-  ignored: URLs end up in logs. No valid credential → closed with 4401 before accepting.
+* Authentication: the session cookie (the router checks the origin), or the subprotocols
+  ``["jobs.v1", "token.<api token>"]`` / ``["jobs.v1", "ticket.<ticket>"]``; the server echoes only
+  ``jobs.v1``. The query string is ignored (URLs end up in logs). No credential → 4401 before accepting.
 * Client → ``{"type": "subscribe", "job_id": <uuid or null>, "cursor": <last event_id or null>}``;
   a new subscribe replaces the previous one.
-* Server → the catch-up (see :func:`extraction.notify.listeners.catch_up`): ``job.changed`` frames
-  replayed after the cursor, or ``job.snapshot`` frames; then ``{"type": "subscribed",
-  "mode": "replay" | "snapshot", "event_id": <cursor to keep>}``; then live ``job.changed``
-  frames ``{"event_id", "type", "job_id", "state_version", "state"}``. Notices may repeat
-  or arrive out of order: keep the highest ``state_version`` per job and re-read the job's
-  status URL when it grows.
-* Authorization is re-checked every ``NOTIFY_REAUTH_SECONDS`` and on a pushed revocation; a
-  failed or failing check closes the socket with 4403.
+* Server → the catch-up (:func:`extraction.notify.listeners.catch_up`), then ``{"type":
+  "subscribed", "mode": "replay" | "snapshot", "event_id": <cursor to keep>}``, then live
+  ``job.changed`` frames. Notices may repeat or reorder: keep the highest ``state_version`` per job.
+* Authorization is re-checked every ``NOTIFY_REAUTH_SECONDS`` and on a pushed revocation; 4403 if it fails.
 """
 
 from __future__ import annotations
@@ -129,9 +123,8 @@ class LiveJobsMixin:
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # A notice touches no database, so it skips AsyncConsumer.dispatch's
-        # close_old_connections, a thread round trip per message that capped a daphne
-        # process at a few hundred frames/s. Everything that does use the database goes
-        # through database_sync_to_async, which cleans up after itself.
+        # close_old_connections, a thread round trip per message. Everything that does use
+        # the database goes through database_sync_to_async, which cleans up after itself.
         if message.get("type") == JOB_CHANGED:
             await self.job_changed(message)
             return

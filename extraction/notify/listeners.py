@@ -1,19 +1,11 @@
 """Live "job changed" notices (NTF-1, NTF-2): who may listen, what a reconnecting client is
 owed, and the notifier process that turns committed ``job_events`` rows into notices.
 
-A notice is a hint, never the record: ``{"event_id", "type", "job_id", "state_version"}``
-(plus ``state``) tells a client to re-read the job's status URL. The channel layer is
-at-most-once, so nothing depends on one notice arriving:
-
-* the job event log in PostgreSQL is the authority; the ``job_events.id`` bigserial is the
-  cursor a client sends back on reconnect, and gets a bounded replay from, or a snapshot of
-  its jobs when the cursor is too old;
-* notices may arrive twice (two notifiers, replay overlapping live): clients keep the
-  highest ``state_version`` per job and never move back.
-
-Authorization (NTF-2) is re-checked against the database for as long as a listener stays
-connected (:func:`still_authorized`), pushed on revocation (the notifier watches revocations),
-and checked again for every notice sent (:meth:`Listener.may_see`).
+A notice is a hint, never the record: it tells a client to re-read the job's status URL. The
+channel layer is at-most-once, so the event log is the authority (``job_events.id`` is the
+client's reconnect cursor) and notices may repeat: clients keep the highest ``state_version``.
+Authorization is re-checked while a listener stays connected (:func:`still_authorized`), pushed
+on revocation, and checked for every notice sent (:meth:`Listener.may_see`).
 """
 
 from __future__ import annotations
@@ -271,17 +263,13 @@ def subscription_for(listener: Listener, job_id: str | None) -> Subscription | N
 def catch_up(subscription: Subscription, cursor: int | None, *, limit: int | None = None) -> CatchUp:
     """NTF-1 after a reconnect: a bounded replay from ``cursor``, else a snapshot.
 
-    1. No cursor, or one beyond the newest event (a forged cursor, or one from another
-       database): snapshot.
-    2. Read up to ``limit + 1`` of the subscription's events after the cursor; more than
-       ``limit`` means the client is too far behind: snapshot.
+    1. No cursor, or one beyond the newest event (forged, or from another database): snapshot.
+    2. Read up to ``limit + 1`` events after the cursor; more than ``limit``: snapshot.
     3. Otherwise replay them in id order.
 
-    The caller joins the live group *before* calling this, so nothing committed in between
-    is missed; the overlap only duplicates notices, which clients ignore by state_version.
-    Inexactness accepted: ids are taken at insert, not at commit, so an event can commit
-    after a higher one was sent. The notifier's gap tracking still delivers it live; a client
-    that disconnected in that window re-reads its jobs' status on reconnect (the UI does).
+    The caller joins the live group *before* this, so nothing committed in between is missed
+    (the overlap only duplicates). Accepted: ids are taken at insert, not commit, so an event
+    can commit after a higher one was sent; the notifier's gap tracking still delivers it live.
     """
     limit = settings.NOTIFY_REPLAY_LIMIT if limit is None else limit
     newest = JobEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0

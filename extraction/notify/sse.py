@@ -1,23 +1,14 @@
-"""``GET /api/v1/job-events/stream``: the WebSocket's notices as Server-Sent Events.
+"""``GET /api/v1/job-events/stream``: the WebSocket's notices as Server-Sent Events, for clients
+that only listen. Served by daphne (config/asgi.py): one open stream would tie up a sync worker.
 
-For clients that only listen. Served by daphne (config/asgi.py), never by the sync web
-workers, which one open stream would tie up. Authentication: ``Authorization: Bearer
-<token>`` or the session cookie. ``?job_id=<uuid>`` narrows the stream to one job.
-``Last-Event-ID`` (sent by EventSource on every reconnect) is the cursor: a bounded replay
-from it, or a snapshot when it is missing or too old, then live events::
+Authentication: ``Authorization: Bearer <token>`` or the session cookie; ``?job_id=<uuid>``
+narrows the stream to one job. ``Last-Event-ID`` is the cursor: a bounded replay from it (or
+``event: job.snapshot`` entries without an id), ``event: subscribed`` with the resume cursor as
+its id, then live ``event: job.changed`` with the WebSocket's frame as data. A revoked credential
+ends the stream with ``event: revoked``; EventSource's reconnect then gets 401/403 and stops.
 
-    id: 1234
-    event: job.changed
-    data: {"event_id": 1234, "type": "job.changed", "job_id": "…", "state_version": 4, "state": "RUNNING"}
-
-Snapshot entries come as ``event: job.snapshot`` without an id; ``event: subscribed`` carries
-the cursor to resume from in its id. A revoked credential ends the stream with
-``event: revoked``; the browser's automatic reconnect then gets 401/403 and stops.
-
-Fallback for clients that can hold neither a socket nor a stream: poll
-``GET /api/v1/extraction-jobs`` (or one job's status URL) with exponential backoff and full
-jitter — wait ``random(0, min(30 s, 1 s × 2^n))`` after the n-th unchanged answer, back to
-1 s after a change — as the web UI does when its socket is down.
+Clients that can hold neither socket nor stream poll the status URL with full jitter, waiting
+``random(0, min(30 s, 1 s × 2^n))`` after the n-th unchanged answer, as the web UI does.
 """
 
 from __future__ import annotations

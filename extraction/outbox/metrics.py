@@ -14,7 +14,12 @@ SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
 def collect(cursor: CursorWrapper) -> list[Metric]:
-    unpublished = bounded_count(cursor, SQL["unpublished_events"], [])
+    unpublished = bounded_count(
+        cursor,
+        count_sql=SQL["count_unpublished_events_bounded"],
+        estimate_sql=SQL["estimate_unpublished_events"],
+        params={},
+    )
     return [
         Metric(
             "extraction_outbox_publish_lag_seconds",

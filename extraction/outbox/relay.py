@@ -65,14 +65,10 @@ class Unroutable(Exception):
 
 def claim_unpublished(*, batch_size: int, claim_seconds: float, confirmed: Sequence[uuid.UUID] = ()) -> list[OutboxRow]:
     """Take up to ``batch_size`` unpublished rows for ``claim_seconds`` (OUT-2), and mark the
-    previous batch's ``confirmed`` rows published in the same statement.
-
-    A short transaction: rows are marked with ``claimed_until`` and the locks released at
-    COMMIT, so no transaction stays open while we talk to the broker. A relay that dies
-    holding a claim loses it when ``claimed_until`` passes; parallel relays skip locked rows.
-    Marking with the next claim makes a steady trickle of events cost one transaction per
-    relay wake-up instead of three (claim, mark, an empty claim). One statement, so it runs in
-    autocommit: no BEGIN and COMMIT round trips around it.
+    previous batch's ``confirmed`` rows published in the same statement: one autocommit
+    statement per wake-up, not a claim, a mark and an empty claim. Its locks go at COMMIT, so
+    none is held while we talk to the broker; a dead relay's claim lapses with ``claimed_until``,
+    and parallel relays skip locked rows.
     """
     with prepared_cursor() as cursor:
         cursor.execute(
@@ -170,8 +166,8 @@ class OutboxRelay:
                     route.task,
                     args=(),
                     kwargs={"event": {"event_id": message_id, "event_type": row.event_type, "payload": row.payload}},
-                    # Celery would otherwise saferepr() the arguments for its logs: a third of
-                    # the relay's CPU. The event id and type say everything a log needs.
+                    # Celery would otherwise saferepr() the arguments for its logs on every
+                    # publish; the event id and type say everything a log needs.
                     argsrepr="()",
                     kwargsrepr=f"event {row.event_type} {message_id}",
                 )
@@ -200,12 +196,10 @@ class OutboxRelay:
     def relay_once(self) -> int:
         """Claim a batch, publish it, remember what the broker took. Returns rows published.
 
-        1. Mark the previous batch's confirmed rows and claim up to ``batch_size`` rows (one
-           short transaction, committed).
+        1. Mark the previous batch's confirmed rows and claim up to ``batch_size`` (one statement).
         2. Publish each with confirm + mandatory, bounded by ``confirm_timeout``.
-        3. The confirmed ones wait to be marked with the next claim (or ``mark_confirmed``);
-           failed ones keep their row and are retried after a short delay. A broker error
-           drops the connection (reconnect next).
+        3. Confirmed rows wait to be marked with the next claim (or ``mark_confirmed``).
+        4. Failed rows are retried after a short delay; a broker error drops the connection.
         """
         rows = claim_unpublished(
             batch_size=self.batch_size, claim_seconds=self.claim_seconds, confirmed=self._confirmed

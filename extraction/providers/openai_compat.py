@@ -79,15 +79,14 @@ class OpenAIProvider:
         # the ones still alive.
         self._clients: weakref.WeakSet[openai.OpenAI] = weakref.WeakSet()
         self._clients_lock = threading.Lock()
-        # The clients share httpx's default TLS set-up: building it per client cost 16 ms and
-        # 0.8 MiB each (the CA bundle), 0.1 ms and 4 KiB with it shared.
+        # The clients share httpx's default TLS set-up: built per client, each would load the
+        # CA bundle again.
         self._tls = httpx2.create_ssl_context()
 
     def _client(self) -> openai.OpenAI:
         """This thread's client. A thread makes one call at a time, and one client per thread
         keeps each connection pool tiny: httpx's pool walks every connection it holds on each
-        request and on each response's close, and one pool shared by a worker's 300 threads
-        made that walk about half of the model call's client-side CPU (yappi, 300 in flight)."""
+        request and each response's close, so one pool shared by all threads walks hundreds."""
         client = getattr(self._local, "client", None)
         if client is None:
             http_client = openai.DefaultHttpxClient(
@@ -132,9 +131,9 @@ class OpenAIProvider:
         try:
             # The SDK's generic POST, not ``chat.completions.create``: the same client, transport,
             # auth, timeouts and status-error classes, without re-walking the request body
-            # against the SDK's TypedDicts and building pydantic models of the answer (the SDK's
-            # share of the worker's py-spy samples fell from 28 % to 20 %). ``httpx.Response``
-            # as cast_to returns the response as received; ``_response_from`` reads it.
+            # against the SDK's TypedDicts and building pydantic models of the answer.
+            # ``httpx.Response`` as cast_to returns the response as received; ``_response_from``
+            # reads it.
             raw = self._client().post(
                 "/chat/completions",
                 cast_to=httpx2.Response,

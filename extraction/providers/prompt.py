@@ -1,12 +1,10 @@
 """The chat prompt for an extraction: instructions, then the document as delimited data.
 
-The document travels inside ``<document>`` with one ``<page number="N">`` element per page. Each
-page's text is copied character for character, so an offset a model reports for page N is an
-offset into ``DocumentText.pages[N-1]``. The one change is to a ``<`` that would open or close a
-``page``/``document`` tag inside the text (a document that writes ``</document>`` followed by
-"new instructions" must not be able to end the data early, VAL-3): it becomes ``‹``, one
-character for one, and the page tag lists where, so :func:`parse_document_from_messages` restores
-the exact text and no offset moves.
+The document travels inside ``<document>``, one ``<page number="N">`` per page, copied character
+for character so a model's offset for page N indexes ``DocumentText.pages[N-1]``. A ``<`` that
+would open or close a page/document tag inside the text becomes ``‹`` (VAL-3: a document cannot
+end the data early and add instructions), listed on its page tag so
+:func:`parse_document_from_messages` restores the exact text.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Human review of REVIEW_REQUIRED jobs (VAL-2): who may review, and approve/reject.
 
-The decision itself is :func:`extraction.execution.lifecycle.decide_review`, a transition guarded on the
-``state_version`` the reviewer saw: of two reviewers acting at once exactly one wins, and the
-audit row (who, when, before/after, the validation it was judged by) commits with it.
-
-An approval is re-validated first, with the corrections applied, under the current policy,
-master data and tenant settings. A correction is the reviewer's word, not the document's: the
-field keeps its evidence for reference but the evidence checks skip it (``attested_fields``);
-every other check applies to it in full. Still failing a blocking check → the approval is
-refused with the reasons, unless the reviewer explicitly overrides with a written comment —
-recorded in the decision's audit row, with the reasons that were overridden.
+The decision (:func:`extraction.execution.lifecycle.decide_review`) is guarded on the
+``state_version`` the reviewer saw, so of two reviewers exactly one wins, with its audit row. An
+approval is re-validated first; the corrected fields are the reviewer's word, so the evidence
+checks skip them. A blocking failure refuses the approval unless the reviewer overrides it with
+a written comment, recorded with the reasons overridden.
 """
 
 from __future__ import annotations
@@ -112,8 +107,7 @@ def approve_review(
 ) -> ReviewResult:
     """Approve a REVIEW_REQUIRED job (→ SUCCEEDED, ``extraction.completed.v1``).
 
-    1. Load the job; refuse unless the reviewer may review its tenant. A job no longer in
-       REVIEW_REQUIRED at the seen version is a conflict (cheap early answer; step 5 decides).
+    1. Load the job; refuse unless the reviewer may review its tenant; a changed job → conflict early.
     2. Apply the corrections that change something to the stored output; parse it as invoice.v1.
     3. Re-validate under the current policy, the corrected fields attested by the reviewer.
     4. Blocking failures → refused with the reasons, unless ``override`` with a comment.

@@ -1,10 +1,7 @@
 """The validation policy: whether an ``invoice.v1`` answer may go to the ERP (VAL-1, VAL-2).
-
-JSON syntax and shape are checked before this (:func:`extraction.validation.schema.parse_invoice_v1`).
-Here a schema-perfect answer is checked against the invoice's own arithmetic, the tenant's
-policy and master data, and the document it claims to be read from. Every check runs, so a
-reviewer sees every problem at once; a failed *blocking* check sends the job to
-REVIEW_REQUIRED, a failed *warning* is shown but does not.
+A schema-valid answer is checked against its own arithmetic, the tenant's policy and master
+data, and the document it quotes. Every check runs, so a reviewer sees every problem at once; a
+failed *blocking* check sends the job to REVIEW_REQUIRED, a failed *warning* does not.
 
 Policy ``invoice-checks.1`` — the checks, in order, with their default severity:
 
@@ -13,10 +10,9 @@ check              default   what must hold
 ================== ========= ===============================================================
 field_types        blocking  amounts/quantities/rates are decimal strings, dates real
                              ``YYYY-MM-DD`` dates, the currency a three-letter code
-line_amounts       warning   per line: net = quantity × unit price; tax = net × rate.
-                             A warning only: invoice.v1 has no price base quantity (BT-149)
-                             or line allowances, so real invoices legitimately differ; the
-                             line nets are bound to the totals by ``lines_sum``
+line_amounts       warning   per line: net = quantity × unit price; tax = net × rate. Only a
+                             warning: invoice.v1 has no price base quantity (BT-149) or line
+                             allowances; ``lines_sum`` binds the line nets to the totals
 lines_sum          blocking  Σ line nets = net total (skipped for invoices without lines,
                              e.g. Factur-X MINIMUM / BASIC WL)
 tax_by_rate        blocking  tax total = Σ over rate groups of round(Σ group nets × rate)
@@ -24,34 +20,26 @@ tax_by_rate        blocking  tax total = Σ over rate groups of round(Σ group n
 totals_sum         blocking  net + tax = gross (an absent tax total reads as 0)
 amount_due         blocking  amount due = gross − prepaid (an absent prepaid reads as 0)
 currency_allowed   blocking  currency in ``tenant.allowed_currencies``
-supplier_master_   blocking  the supplier (by VAT id, else by exact name) is in the tenant's
-data                         master data and its name and IBAN match it. A tenant without any
-                             supplier records: skipped (``no_supplier_master_data``)
+supplier_master_   blocking  the supplier (by VAT id, else exact name) is in the tenant's master
+data                         data with matching name and IBAN; skipped for a tenant without
+                             supplier records (``no_supplier_master_data``)
 iban_checksum      blocking  ISO 13616: country format and mod-97 (python-stdnum)
-vat_id_format      blocking  the VAT id's country format and check digits (python-stdnum);
-                             an id failing them passes only when the tenant's master data lists
-                             exactly this id for the supplier (the tenant vouched for it)
+vat_id_format      blocking  country format and check digits (python-stdnum); a failing id
+                             passes only when the tenant's master data lists exactly it
 evidence_spans     blocking  every non-null value has evidence whose quote is exactly the
                              stored document text at (page, start, end)
-evidence_values    blocking  that quote says the value (the number, date, identifier or text
-                             printed there is the extracted one): a real span of text quoted
-                             for an invented value is caught here
+evidence_values    blocking  that quote says the value: a real span quoted for an invented
+                             value is caught here
 required_fields    blocking  supplier name, invoice number, issue date, currency, net and
                              gross totals, a net amount on every line; tax unless net = gross;
-                             amount due when a prepaid amount is shown; no value withheld
-                             (null) while its evidence is given (VAL-2)
+                             amount due when prepaid is shown; no null with evidence (VAL-2)
 ================== ========= ===============================================================
 
-Arithmetic is Decimal only. Products are rounded ROUND_HALF_UP to the currency's rounding unit
-before comparing (``3 × 0.835 = 2.505 → 2.51``); the unit is 0.01, or 1 for currencies invoiced
-in whole units (JPY, HUF, ...). Tolerances: one unit for a single computed amount (one
-rounding); n units for a sum of n rounded amounts (each may carry half a unit). Signs are kept
-as given: credit notes and corrections with negative amounts satisfy the same equations.
-
-A tenant overrides severities in ``tenant.validation_overrides``: ``{"check": "blocking" |
-"warning" | "off"}``. Unknown checks and unknown severities are ignored (an override can never
-be mistyped into switching a check off). A new policy is a new ``POLICY_VERSION``; results keep
-the version (and effective severities) they were judged by.
+Arithmetic is Decimal, rounded ROUND_HALF_UP to the currency's unit (0.01, or 1 for JPY, HUF,
+...) before comparing, with one unit of tolerance per rounded amount; signs are kept, so credit
+notes satisfy the same equations. ``tenant.validation_overrides`` sets a check to "blocking",
+"warning" or "off"; unknown keys and values are ignored, so a typo never switches a check off.
+Results keep the ``POLICY_VERSION`` and severities they were judged by.
 """
 
 from __future__ import annotations

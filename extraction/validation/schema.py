@@ -1,14 +1,9 @@
 """The ``invoice.v1`` extraction schema: its shape, its JSON schema, and typed access to values.
 
-Every extracted value is a string (or null) with the evidence it was read from: amounts,
-quantities and rates are decimal strings (``"1234.50"``, rates in percent ``"19"``), dates are
-``YYYY-MM-DD``. Strings keep money exact on the way through JSON; :meth:`FieldValue.as_decimal`
-turns them into ``Decimal`` for the validator's arithmetic and never goes through float.
-
-Two layers of checking, as VAL-1 describes: :func:`parse_invoice_v1` checks JSON syntax
-(:class:`SchemaError`) and shape (:class:`SchemaValidationError`); whether a value parses as an
-amount or a date is asked of the typed accessors (:class:`FieldValueError`), so the validator
-can report *which* field is unusable instead of rejecting the whole answer.
+Every value is a string (or null) with its evidence: decimal strings keep money exact through
+JSON, and :meth:`FieldValue.as_decimal` never goes through float. :func:`parse_invoice_v1` checks
+syntax and shape (VAL-1); whether a value parses is asked of the typed accessors, so the
+validator can name *which* field is unusable instead of rejecting the whole answer.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from delivery import dispatch, endpoints
-from delivery.models import Delivery, DeliveryAttempt, WebhookEndpoint
+from delivery.models import Delivery, DeliveryAttempt, DeliveryState, WebhookEndpoint
 from tests.delivery.support import active_endpoint, completed_job, fake_resolver
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -333,6 +333,37 @@ def test_redeliver_sends_a_failed_delivery_again_under_the_same_id(tenant, scrip
     assert ids == [delivery.pk]
     assert dispatch.deliver(delivery.pk) == "delivered"
     assert [r.headers["webhook-id"] for r in scripted_erp.received[-2:]] == [str(delivery.pk)] * 2
+
+
+def test_redeliver_applies_each_filter_it_is_given_and_only_those(tenant, scripted_erp, loopback):
+    first, _ = active_endpoint(tenant, scripted_erp.url)
+    second, _ = active_endpoint(tenant, scripted_erp.url)
+    job_a, outbox_a = completed_job(tenant)
+    job_b, outbox_b = completed_job(tenant)
+    a = set(dispatch.fan_out_event(outbox_a.event_id).created)  # one delivery per endpoint
+    b = set(dispatch.fan_out_event(outbox_b.event_id).created)
+    assert len(a) == len(b) == 2
+    Delivery.objects.filter(pk__in=a | b).update(state=DeliveryState.FAILED)
+    to_first = set(Delivery.objects.filter(endpoint=first, pk__in=a | b).values_list("pk", flat=True))
+    b_created = Delivery.objects.get(pk=next(iter(b))).created_at  # one fan-out, one now()
+
+    def matching(**filters) -> set:
+        return set(dispatch.redeliver(dispatch.DeliveryFilter(**filters), dry_run=True))
+
+    assert matching(tenant_id=tenant.tenant.pk) == a | b  # the verifications are never redelivered
+    assert matching(endpoint_id=first.pk) == to_first
+    assert matching(job_id=job_a) == a
+    assert matching(endpoint_id=second.pk, job_id=job_b) == b - to_first
+    assert matching(since=b_created) == b
+    assert matching(until=b_created) == a
+    assert matching(delivery_ids=tuple(a)) == a
+    assert matching(event_type="extraction.completed.v1", tenant_id=tenant.tenant.pk) == a | b
+    assert matching(event_type="extraction.review_required.v1") == set()
+    assert matching(states=(DeliveryState.PENDING, DeliveryState.SENDING)) == set()  # never touched
+
+    assert set(dispatch.redeliver(dispatch.DeliveryFilter(endpoint_id=first.pk))) == to_first
+    states = dict(Delivery.objects.filter(pk__in=a | b).values_list("pk", "state"))
+    assert states == {pk: DeliveryState.PENDING if pk in to_first else DeliveryState.FAILED for pk in a | b}
 
 
 def test_an_endpoint_failing_for_days_is_disabled(tenant, scripted_erp, loopback, settings):

@@ -12,6 +12,7 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
+from django.db import ProgrammingError, connection, transaction
 from django.test import Client
 from standardwebhooks import Webhook
 
@@ -138,6 +139,31 @@ def test_an_event_outside_the_schema_is_refused(erp):
 def test_an_unknown_connection_is_404(erp):
     body = signing.serialize_body(_event())
     assert _post(Client(), body, _signed(body), slug="nobody").status_code == 404
+
+
+@pytest.mark.django_db
+def test_helper_inbox_quotes_the_callers_table_and_columns():
+    # A schema-qualified table and a column whose name is not a bare identifier: each is
+    # quoted as a name, and a "table" carrying SQL is a name that does not exist.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            'CREATE TEMP TABLE copied_inbox (delivery_id text PRIMARY KEY, body_sha256 text, "Event Type" text)'
+        )
+
+        def record(webhook_id: str, digest: str, table: str = "pg_temp.copied_inbox") -> str:
+            return receiver.record_in_inbox(
+                cursor, table=table, webhook_id=webhook_id, digest=digest, extra={"Event Type": "t"}
+            )
+
+        assert record("msg_1", "d1") == "new"
+        assert record("msg_1", "d1") == "duplicate"
+        assert record("msg_1", "d2") == "conflict"
+        cursor.execute('SELECT delivery_id, body_sha256, "Event Type" FROM copied_inbox')
+        assert cursor.fetchall() == [("msg_1", "d1", "t")]
+        with pytest.raises(ProgrammingError, match="does not exist"), transaction.atomic():
+            record("msg_2", "d1", table="copied_inbox (delivery_id) VALUES ('x'); --")
+        cursor.execute("SELECT count(*) FROM copied_inbox")
+        assert cursor.fetchone() == (1,)
 
 
 def test_helper_accepts_either_secret_during_a_rotation():

@@ -1,6 +1,6 @@
 -- Release a permit, reconcile the reservation with the actual usage, and answer the headroom
 -- question too: the worker slot that releases a permit asks it next, before its next claim,
--- and one round trip is half the cost of two.
+-- so one round trip serves both.
 -- KEYS: 1 tokens zset, 2 token sum, 3 in-flight zset, 4 requests zset, 5 cooldown
 -- ARGV: 1 id, 2 reserved, 3 actual, 4 weight, 5 rpm, 6 max in flight
 redis.call('ZREM', KEYS[3], ARGV[1] .. '|' .. ARGV[4])

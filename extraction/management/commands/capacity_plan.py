@@ -1,15 +1,8 @@
-"""``manage.py capacity_plan``: CAP-3 for every configured provider pool, or for one that does
-not exist yet.
-
-    manage.py capacity_plan                                   # every pool, live configuration
-    manage.py capacity_plan --pool default --arrival-rate 1   # one pool, with arrivals
-    manage.py capacity_plan --rpm 600 --tpm 600000 --reserved-tokens 6000 --concurrency 30 \\
-        --mean-latency 15 --attempts-per-job 1.10 --backlog 10000 --arrival-rate 1   # a new pool
-
-For a configured pool, limits come from its configuration (the admin's row, else settings),
-mean latency and attempts per job from the attempt ledger's last hour, the backlog from the
-jobs table; a flag given on the command line replaces any of them (a what-if), and a statistic
-with no data is assumed. Every input line says which it was.
+"""``manage.py capacity_plan``: CAP-3 for every configured provider pool, or for a new one from
+flags (``--rpm 600 --tpm 600000 --reserved-tokens 6000 --concurrency 30 --mean-latency 15 ...``).
+A configured pool's inputs come from its configuration, the attempt ledger's last hour and the
+jobs table; a flag overrides any of them (a what-if), a missing statistic is assumed, and every
+input line says which it was.
 """
 
 from __future__ import annotations

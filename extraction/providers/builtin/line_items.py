@@ -239,10 +239,9 @@ def find_line_items(ctx: Context) -> list[dict[str, Found | None]]:
     """Line items of tables with a recognizable header row ("Description ... Qty ... Amount").
 
     1. Find a header line naming a description column and two of quantity, price, amount.
-    2. Each following line until a totals/tax-summary line or the page end: a line with
-       description text and amounts right of it starts an item; amounts on the lines below that
-       sit under a column the item has not filled yet (a wrapped net amount) are added to it.
-    3. Keep items with a unit price or a net amount.
+    2. Until a totals line or the page end, a line with a description and amounts starts an item.
+    3. Amounts below it under a column the item has not filled (a wrapped net amount) join it.
+    4. Keep items with a unit price or a net amount.
     """
     items: list[dict[str, Found | None]] = []
     lines = ctx.lines

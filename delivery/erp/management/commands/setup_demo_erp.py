@@ -1,10 +1,7 @@
-"""Point a tenant's webhooks at the reference ERP of this installation, for the local demo:
-
-    EGRESS_ALLOW_LOOPBACK=1 manage.py setup_demo_erp demo --base-url http://127.0.0.1:8000
-
-Registers an endpoint for ``<base-url>/erp/<tenant>/webhooks`` (all event types), hands its
-secret to the ERP's connection (as an integrator would paste it), and answers the signed
-verification by sending it right here, waiting up to ``--wait`` seconds for the web process.
+"""Point a tenant's webhooks at this installation's reference ERP, for the local demo
+(``EGRESS_ALLOW_LOOPBACK=1 manage.py setup_demo_erp demo --base-url http://127.0.0.1:8000``).
+Registers ``<base-url>/erp/<tenant>/webhooks``, hands its secret to the ERP's connection as an
+integrator would, and answers the signed verification here, waiting up to ``--wait`` seconds.
 Idempotent: an active endpoint for that URL whose secret the ERP holds is kept.
 """
 

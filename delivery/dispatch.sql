@@ -1,0 +1,264 @@
+-- The delivery state machine's statements (delivery/dispatch.py runs them).
+--
+-- States and statuses are parameters, from the enums of delivery/models.py: %(pending)s is
+-- DeliveryState.PENDING, %(active)s EndpointStatus.ACTIVE, %(half_open)s
+-- CircuitState.HALF_OPEN, %(in_flight)s AttemptOutcome.IN_FLIGHT, and so on. Django's cursors
+-- bind on the client, so PostgreSQL plans each statement with the states as constants and
+-- the partial indexes (delivery_due_idx, delivery_endpoint_due_idx, delivery_sending_idx,
+-- endpoint_tenant_live_idx) still match. Nothing here is prepared: a statement that ever is
+-- needs its states as IMMUTABLE SQL functions instead, as extraction's job_state_ready() and
+-- so on (extraction migration 0008), or its generic plan no longer matches those indexes.
+
+
+-- name: webhook_event_exists
+SELECT 1 FROM webhook_events WHERE event_id = %(event)s
+
+
+-- name: insert_webhook_event
+-- The event's body, serialized once; a second fan-out of the event keeps the first one's bytes.
+INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at)
+VALUES (%(event)s, %(tenant)s, %(type)s, %(job)s, %(body)s, now())
+ON CONFLICT (event_id) DO NOTHING
+
+
+-- name: insert_verification_event
+-- A verification event is new every time (a fresh event id): no conflict to absorb.
+INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at)
+VALUES (%(event)s, %(tenant)s, %(type)s, NULL, %(body)s, now())
+
+
+-- name: subscribed_endpoints
+-- The tenant's endpoints that take this type and are not disabled (endpoint_tenant_live_idx).
+SELECT id FROM webhook_endpoints
+ WHERE tenant_id = %(tenant)s AND status <> %(disabled)s AND %(type)s = ANY(event_types)
+
+
+-- name: insert_delivery
+-- One delivery of the event to the endpoint, due now, under its deterministic id; none if
+-- the pair has one already (a concurrent or repeated fan-out).
+INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, event_type, is_verification, state,
+                                attempts, max_attempts, next_attempt_at, last_error, response_snippet,
+                                created_at, updated_at)
+VALUES (%(id)s, %(event)s, %(endpoint)s, %(tenant)s, %(type)s, %(verification)s, %(pending)s,
+        0, %(max_attempts)s, now(), '', '', now(), now())
+ON CONFLICT (event_id, endpoint_id) DO NOTHING
+RETURNING id
+
+
+-- name: database_now
+SELECT now()
+
+
+-- name: lock_due_delivery
+-- The claim's first step: the delivery if PENDING and due, locked, with its endpoint and body.
+-- SKIP LOCKED: a duplicate hint finds the row taken and walks away instead of waiting.
+SELECT d.attempts, d.max_attempts, d.is_verification, ev.body, d.tenant_id, d.next_attempt_at,
+       e.id, e.url, e.status, e.circuit_state, e.circuit_open_until, e.retry_not_before, now()
+  FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+  JOIN webhook_events ev ON ev.event_id = d.event_id
+ WHERE d.id = %(id)s AND d.state = %(pending)s AND d.next_attempt_at <= now()
+   FOR UPDATE OF d SKIP LOCKED
+
+
+-- name: hold_delivery
+-- Held by its endpoint: unhinted, its due time kept (the longest-waiting delivery goes first).
+UPDATE webhook_deliveries SET hinted_at = NULL, updated_at = now()
+ WHERE id = %(id)s AND state = %(pending)s
+
+
+-- name: fail_spent_delivery
+UPDATE webhook_deliveries SET state = %(failed)s, updated_at = now()
+ WHERE id = %(id)s AND state = %(pending)s
+
+
+-- name: start_attempt
+-- PENDING -> SENDING: attempts + 1 is the attempt's fence; the lease bounds how long it may take.
+UPDATE webhook_deliveries
+   SET state = %(sending)s, attempts = attempts + 1, lease_until = now() + make_interval(secs => %(lease)s),
+       updated_at = now()
+ WHERE id = %(id)s AND state = %(pending)s
+RETURNING attempts
+
+
+-- name: insert_attempt
+INSERT INTO webhook_delivery_attempts (delivery_id, number, started_at, outcome, response_snippet, error)
+VALUES (%(id)s, %(number)s, now(), %(in_flight)s, '', '')
+
+
+-- name: older_pending_delivery
+-- Whether the endpoint has a delivery waiting longer than this one (delivery_endpoint_due_idx).
+SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+                WHERE endpoint_id = %(endpoint)s AND state = %(pending)s
+                  AND (next_attempt_at, id) < (%(due_at)s, %(id)s))
+
+
+-- name: take_probe
+-- The half-open probe, guarded on the circuit as this claim saw it: one delivery wins it.
+UPDATE webhook_endpoints
+   SET circuit_state = %(half_open)s, circuit_open_until = now() + make_interval(secs => %(lease)s)
+ WHERE id = %(endpoint)s AND circuit_state = %(circuit)s AND circuit_open_until IS NOT DISTINCT FROM %(open_until)s
+
+
+-- name: end_attempt
+UPDATE webhook_delivery_attempts
+   SET ended_at = now(), outcome = %(outcome)s, http_status = %(http_status)s,
+       retry_after_seconds = %(retry_after)s, elapsed_ms = %(elapsed_ms)s,
+       response_snippet = %(snippet)s, error = %(error)s
+ WHERE delivery_id = %(id)s AND number = %(number)s
+
+
+-- name: record_delivery_outcome
+-- Guarded on the attempt's fence: a delivery reaped and claimed again is not this attempt's
+-- any more; one reaped and still PENDING is, and a late 2xx still counts.
+UPDATE webhook_deliveries
+   SET state = %(state)s, lease_until = NULL, hinted_at = NULL, last_status = %(http_status)s,
+       last_error = %(error)s, response_snippet = %(snippet)s, updated_at = now(),
+       delivered_at = CASE WHEN %(state)s = %(delivered)s THEN now() ELSE delivered_at END,
+       next_attempt_at = CASE WHEN %(state)s = %(pending)s
+                              THEN now() + make_interval(secs => %(delay)s) ELSE next_attempt_at END
+ WHERE id = %(id)s AND attempts = %(attempt)s AND state IN (%(sending)s, %(pending)s)
+
+
+-- name: endpoint_delivered
+-- A 2xx resets the endpoint's health; a verification's 2xx also activates it.
+UPDATE webhook_endpoints
+   SET consecutive_failures = 0, auth_failures = 0, failing_since = NULL, circuit_state = %(closed)s,
+       circuit_open_until = NULL, updated_at = now(),
+       status = CASE WHEN %(verify)s THEN %(active)s ELSE status END,
+       verified_at = CASE WHEN %(verify)s THEN now() ELSE verified_at END,
+       disabled_reason = CASE WHEN %(verify)s THEN '' ELSE disabled_reason END
+ WHERE id = %(id)s
+   -- A healthy endpoint is not written at all: every delivery to it would otherwise
+   -- queue on this one row's lock until the previous one commits.
+   AND (%(verify)s OR consecutive_failures <> 0 OR auth_failures <> 0 OR failing_since IS NOT NULL
+        OR circuit_state <> %(closed)s)
+RETURNING status
+
+
+-- name: endpoint_failed
+-- A failed attempt: counters, circuit (opened for open_seconds, doubling per failure past the
+-- threshold, at most cap), a 429's throttle, and the status (410, the auth alarm, auto-disable).
+UPDATE webhook_endpoints AS e
+   SET consecutive_failures = e.consecutive_failures + %(counted)s,
+       failing_since = CASE WHEN %(counted)s = 1 THEN coalesce(e.failing_since, now()) ELSE e.failing_since END,
+       auth_failures = CASE WHEN %(auth)s THEN e.auth_failures + 1 ELSE 0 END,
+       circuit_state = CASE
+           WHEN %(counted)s = 1 AND (e.circuit_state = %(half_open)s
+                                     OR e.consecutive_failures + 1 >= %(threshold)s) THEN %(open)s
+           ELSE e.circuit_state END,
+       circuit_open_until = CASE
+           WHEN %(counted)s = 1 AND (e.circuit_state = %(half_open)s
+                                     OR e.consecutive_failures + 1 >= %(threshold)s)
+           THEN now() + make_interval(secs => least(%(cap)s, %(open_seconds)s * power(2, least(10, greatest(0,
+                    e.consecutive_failures + 1 - %(threshold)s)))))
+           ELSE e.circuit_open_until END,
+       retry_not_before = CASE WHEN %(throttle)s::float8 IS NOT NULL
+           THEN now() + make_interval(secs => %(throttle)s) ELSE e.retry_not_before END,
+       status = CASE
+           WHEN %(gone)s THEN %(disabled)s
+           WHEN e.status = %(active)s AND %(auth)s AND e.auth_failures + 1 >= %(auth_flag)s THEN %(flagged)s
+           WHEN e.status = %(active)s AND %(counted)s = 1
+                AND coalesce(e.failing_since, now()) <= now() - make_interval(secs => %(disable_after)s)
+           THEN %(disabled)s
+           ELSE e.status END,
+       disabled_reason = CASE
+           WHEN %(gone)s THEN 'The endpoint answered 410 Gone.'
+           WHEN e.status = %(active)s AND %(auth)s AND e.auth_failures + 1 >= %(auth_flag)s
+           THEN 'The endpoint refused our signature (401/403) repeatedly: check its secret.'
+           WHEN e.status = %(active)s AND %(counted)s = 1
+                AND coalesce(e.failing_since, now()) <= now() - make_interval(secs => %(disable_after)s)
+           THEN 'Failing since ' || to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') || ' UTC.'
+           ELSE e.disabled_reason END,
+       updated_at = now()
+ WHERE e.id = %(id)s
+RETURNING e.status
+
+
+-- name: reap_expired_leases
+-- SENDING rows past their lease (delivery_sending_idx): back to PENDING, due now, or FAILED
+-- with the budget spent; the attempt in flight becomes UNKNOWN.
+WITH expired AS (
+    UPDATE webhook_deliveries
+       SET state = CASE WHEN attempts >= max_attempts THEN %(failed)s ELSE %(pending)s END,
+           lease_until = NULL, hinted_at = NULL, next_attempt_at = now(), updated_at = now(),
+           last_error = 'lease expired before the outcome was recorded'
+     WHERE id IN (SELECT id FROM webhook_deliveries
+                   WHERE state = %(sending)s AND lease_until < now()
+                   ORDER BY lease_until LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+    RETURNING id, attempts)
+UPDATE webhook_delivery_attempts AS a
+   SET outcome = %(unknown)s, ended_at = now(), error = 'lease expired before the outcome was recorded'
+  FROM expired
+ WHERE a.delivery_id = expired.id AND a.number = expired.attempts AND a.outcome = %(in_flight)s
+
+
+-- name: take_due_deliveries
+-- Due deliveries of endpoints that may be sent to now, not hinted in the last rehint
+-- seconds, oldest first (delivery_due_idx), marked hinted.
+UPDATE webhook_deliveries SET hinted_at = now()
+ WHERE id IN (
+       SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = %(pending)s AND d.next_attempt_at <= now()
+          AND (d.hinted_at IS NULL OR d.hinted_at < now() - make_interval(secs => %(rehint)s))
+          AND (e.status = %(active)s OR d.is_verification)
+          AND (e.circuit_open_until IS NULL OR e.circuit_open_until <= now())
+          AND (e.retry_not_before IS NULL OR e.retry_not_before <= now())
+        ORDER BY d.next_attempt_at
+        LIMIT %(limit)s
+          FOR UPDATE OF d SKIP LOCKED)
+RETURNING id
+
+
+-- name: redeliverable_deliveries
+-- The deliveries redeliver would put back (its dry run). Each filter is optional: NULL is
+-- "any"; PostgreSQL folds the NULL tests away while planning, so a given filter is an
+-- ordinary condition (delivery_endpoint_created_idx for an endpoint).
+SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id
+ WHERE d.state = ANY(%(states)s) AND NOT d.is_verification
+   AND (%(tenant)s::uuid IS NULL OR d.tenant_id = %(tenant)s)
+   AND (%(endpoint)s::uuid IS NULL OR d.endpoint_id = %(endpoint)s)
+   AND (%(type)s::text IS NULL OR d.event_type = %(type)s)
+   AND (%(job)s::uuid IS NULL OR ev.job_id = %(job)s)
+   AND (%(since)s::timestamptz IS NULL OR d.created_at >= %(since)s)
+   AND (%(until)s::timestamptz IS NULL OR d.created_at < %(until)s)
+   AND (%(ids)s::uuid[] IS NULL OR d.id = ANY(%(ids)s::uuid[]))
+
+
+-- name: redeliver
+-- The same filters as redeliverable_deliveries: back to PENDING, due now, with a fresh budget.
+UPDATE webhook_deliveries AS d
+   SET state = %(pending)s, next_attempt_at = now(), hinted_at = NULL, lease_until = NULL,
+       max_attempts = d.attempts + %(budget)s, updated_at = now()
+  FROM webhook_events ev
+ WHERE ev.event_id = d.event_id
+   AND d.state = ANY(%(states)s) AND NOT d.is_verification
+   AND (%(tenant)s::uuid IS NULL OR d.tenant_id = %(tenant)s)
+   AND (%(endpoint)s::uuid IS NULL OR d.endpoint_id = %(endpoint)s)
+   AND (%(type)s::text IS NULL OR d.event_type = %(type)s)
+   AND (%(job)s::uuid IS NULL OR ev.job_id = %(job)s)
+   AND (%(since)s::timestamptz IS NULL OR d.created_at >= %(since)s)
+   AND (%(until)s::timestamptz IS NULL OR d.created_at < %(until)s)
+   AND (%(ids)s::uuid[] IS NULL OR d.id = ANY(%(ids)s::uuid[]))
+RETURNING d.id
+
+
+-- name: endpoint_subscription
+SELECT tenant_id, event_types FROM webhook_endpoints WHERE id = %(endpoint)s
+
+
+-- name: events_missing_a_delivery
+-- The tenant's events in the window (webhook_event_tenant_time_idx), of the subscribed types,
+-- that this endpoint has no delivery of.
+SELECT ev.event_id, ev.event_type FROM webhook_events ev
+ WHERE ev.tenant_id = %(tenant)s AND ev.event_type = ANY(%(types)s)
+   AND (%(since)s::timestamptz IS NULL OR ev.created_at >= %(since)s)
+   AND (%(until)s::timestamptz IS NULL OR ev.created_at < %(until)s)
+   AND (%(type)s::text IS NULL OR ev.event_type = %(type)s)
+   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                    WHERE d.event_id = ev.event_id AND d.endpoint_id = %(endpoint)s)
+ ORDER BY ev.created_at
+
+
+-- name: expedite_delivery
+UPDATE webhook_deliveries SET next_attempt_at = now(), hinted_at = NULL
+ WHERE id = %(id)s AND state = %(pending)s
