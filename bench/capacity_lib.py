@@ -38,8 +38,8 @@ UNSENT_OUTCOMES = ("capacity_deferred", "shutdown")
 ANSWERED_OUTCOMES = ("succeeded", "review_required", "invalid_output", "stale_completion")
 
 
-# fmt: off
 # --- what an llm worker process may be pointed at ------------------------------------------------
+
 
 def use_claim_strategy(claim: str) -> None:
     """Point this process's claim_next_job at the ``fair`` or ``fifo`` claim statement
@@ -52,31 +52,24 @@ def check_claim_strategy(claim: str) -> None:
     from django.conf import settings
 
     if getattr(settings, "CLAIM_STRATEGY", "fair") != claim:
-        raise SystemExit(f"CLAIM_STRATEGY={claim} was not taken up: config/settings.py must read it from the environment")
+        raise SystemExit(
+            f"CLAIM_STRATEGY={claim} was not taken up: config/settings.py must read it from the environment"
+        )
 
 
 def use_naive_admission() -> None:
-    """The baseline of (a): no shared limiter. Every call is granted at once — the process's
-    thread count (Celery --concurrency) is its only semaphore —, nothing is counted in Redis,
-    and a 429 cools nobody down (the job's own retry still waits the Retry-After)."""
+    """The baseline of (a): no shared limiter (the pool's budget ``unlimited``). Every call is
+    granted at once (the process's thread count, Celery --concurrency, is its only semaphore),
+    nothing is counted in Redis, and a 429 cools nobody down (the job's own retry still waits
+    the Retry-After). Set before Django loads its settings."""
+    os.environ["POOL_BUDGET"] = "unlimited"
+
+
+def check_naive_admission() -> None:
     from extraction.capacity import limiter
 
-    def acquire(limits: limiter.PoolLimits, *, tokens: int) -> limiter.Permit:
-        return limiter.Permit(limits.name, uuid.uuid4().hex, tokens, 1, local=True)
-
-    def release(permit: limiter.Permit, *, actual_tokens: int | None) -> None:
-        return None
-
-    def start_cooldown(pool: str, *, seconds: float) -> float:
-        return 0.0
-
-    def has_headroom(limits: limiter.PoolLimits) -> bool:
-        return True
-
-    limiter.acquire = acquire
-    limiter.release = release
-    limiter.start_cooldown = start_cooldown
-    limiter.has_headroom = has_headroom
+    if limiter.pool_limits("default").budget != limiter.UNLIMITED:
+        raise SystemExit("POOL_BUDGET=unlimited was not taken up: config/settings.py must read it from the environment")
 
 
 def run_celery_worker(*, claim: str, admission: str, celery_argv: list[str]) -> None:
@@ -86,15 +79,16 @@ def run_celery_worker(*, claim: str, admission: str, celery_argv: list[str]) -> 
     import django
 
     use_claim_strategy(claim)
+    if admission == "naive":
+        use_naive_admission()
     django.setup()
     check_claim_strategy(claim)
     if admission == "naive":
-        use_naive_admission()
+        check_naive_admission()
     from celery.bin.celery import main
 
     sys.argv = ["celery", *celery_argv]
     main()
-# fmt: on
 
 
 # --- the processes -------------------------------------------------------------------------------

@@ -36,7 +36,14 @@ from typing import Any
 
 import psycopg
 
-from tests.system import SystemProcesses, ensure_vhost, purge_queues, raise_if_any_exited, stop_process_groups
+from tests.system import (
+    SystemProcesses,
+    celery_args,
+    ensure_vhost,
+    purge_queues,
+    raise_if_any_exited,
+    stop_process_groups,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -551,28 +558,6 @@ class Services(SystemProcesses):
 
     def simulator_reset(self) -> None:
         _post(f"{self.simulator_url}/_reset", {})
-
-
-def celery_args(name: str, queues: str, concurrency: int, *, app: str = "config", loglevel: str = "INFO") -> list[str]:
-    """The arguments of ``celery`` for a worker of the Procfile's shape (threads pool, no
-    mingle or gossip), named ``name``."""
-    return [
-        "-A",
-        app,
-        "worker",
-        "-Q",
-        queues,
-        "--pool",
-        "threads",
-        "--concurrency",
-        str(concurrency),
-        "-n",
-        f"{name}-{os.getpid()}@%h",
-        "--without-mingle",
-        "--without-gossip",
-        "--loglevel",
-        loglevel,
-    ]
 
 
 def run_memoized_simulator(config: dict[str, Any]) -> None:

@@ -348,6 +348,7 @@ PROVIDER_POOLS: dict[str, dict[str, Any]] = {
         "tokens_per_minute": env_int("POOL_TOKENS_PER_MINUTE", 600_000),
         "max_in_flight": env_int("POOL_MAX_IN_FLIGHT", 30),
         "reserved_tokens": env_int("POOL_RESERVED_TOKENS", 6000),
+        # requests | kv_tokens | unlimited (extraction.models.ProviderPool.Budget)
         "budget": env("POOL_BUDGET", "requests"),
         "kv_cache_tokens": env_int("POOL_KV_CACHE_TOKENS", 0),
     },

@@ -384,6 +384,10 @@ class ProviderPool(models.Model):
     class Budget(models.TextChoices):
         REQUESTS = "requests"  # hosted API: requests/min, tokens/min and in-flight requests
         KV_TOKENS = "kv_tokens"  # local vLLM: tokens in flight against the KV-cache budget (BP-6)
+        # No shared budget: every call is granted and nothing is counted; a 429 retries its own
+        # job but cools nobody else down (a server that queues for itself, or a baseline to
+        # measure the shared budget against).
+        UNLIMITED = "unlimited"
 
     name = models.CharField(max_length=64, primary_key=True)
     requests_per_minute = models.PositiveIntegerField()

@@ -37,6 +37,28 @@ FAST_CLOCKS = {
 }
 
 
+def celery_args(name: str, queues: str, concurrency: int, *, app: str = "config", loglevel: str = "INFO") -> list[str]:
+    """The arguments of ``celery`` for a worker of the Procfile's shape (threads pool, no
+    mingle or gossip), named ``name``."""
+    return [
+        "-A",
+        app,
+        "worker",
+        "-Q",
+        queues,
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "-n",
+        f"{name}-{os.getpid()}@%h",
+        "--without-mingle",
+        "--without-gossip",
+        "--loglevel",
+        loglevel,
+    ]
+
+
 def stop_process_groups(procs: dict[str, subprocess.Popen], *, grace_seconds: float) -> None:
     """SIGTERM each process group still running (SIGCONT first: one may have been SIGSTOPped on
     purpose), SIGKILL those that outlive ``grace_seconds``, and forget them all. Tests and the
@@ -133,25 +155,8 @@ class SystemProcesses:
         return self.start(name, [sys.executable, "manage.py", "run_scheduler"], **extra_env)
 
     def celery(self, name: str, queues: str, concurrency: int = 16, **extra_env: str) -> subprocess.Popen:
-        argv = [
-            str(VENV_BIN / "celery"),
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            queues,
-            "--pool",
-            "threads",
-            "--concurrency",
-            str(concurrency),
-            "-n",
-            f"{name}-{os.getpid()}@%h",
-            "--without-mingle",
-            "--without-gossip",
-            "--loglevel",
-            "INFO",
-        ]
-        return self.start(name, argv, POSTGRES_POOL_MAX_SIZE="8", **extra_env)
+        argv = [str(VENV_BIN / "celery"), *celery_args(name, queues, concurrency)]
+        return self.start(name, argv, **{"POSTGRES_POOL_MAX_SIZE": "8", **extra_env})
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         proc = self.procs.get(name)

@@ -26,6 +26,8 @@ from django_redis import get_redis_connection
 logger = logging.getLogger("extraction.limiter")
 
 WINDOW_MS = 60_000
+# A pool budget that grants every call (ProviderPool.Budget.UNLIMITED).
+UNLIMITED = "unlimited"
 
 LUA = Path(__file__).with_name("lua")
 
@@ -62,6 +64,7 @@ class Permit:
     weight: int
     local: bool = False
     limits: PoolLimits | None = None  # as granted: the release reports headroom against them
+    counted: bool = True  # False for an unlimited pool's permit: nothing to give back
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,8 @@ def _redis() -> Any:
 def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:
     """Take a request slot, a token reservation and an in-flight permit, all or nothing."""
     _answered.headroom = None
+    if limits.budget == UNLIMITED:
+        return Permit(limits.name, uuid.uuid4().hex, tokens, 1, limits=limits, counted=False)
     weight = _in_flight_weight(limits, tokens)
     permit_id = uuid.uuid4().hex
     try:
@@ -223,6 +228,8 @@ def release(permit: Permit, *, actual_tokens: int | None) -> None:
 
     ``actual_tokens=None`` means the usage is unknown (timed out after sending): the whole
     reservation stays counted (BP-3)."""
+    if not permit.counted:
+        return
     if permit.local:
         _local.release(permit)
         return
@@ -291,6 +298,8 @@ class PoolSnapshot:
 
 def snapshot(limits: PoolLimits) -> PoolSnapshot | None:
     """Current use of the pool's budget (None if Redis is unreachable)."""
+    if limits.budget == UNLIMITED:
+        return PoolSnapshot(limits.name, 0, 0, 0, 0.0, limits)  # nothing is counted
     try:
         requests, tokens, in_flight, cooldown_ms = _redis().eval(_SNAPSHOT, 5, *_keys(limits.name)[:5])
     except Exception:  # noqa: BLE001
@@ -304,6 +313,8 @@ def has_headroom(limits: PoolLimits) -> bool:
     """A cheap pre-check before claiming a job for this pool (the acquire still decides):
     not cooling down, an in-flight permit and a request slot free."""
     answered, _answered.headroom = getattr(_answered, "headroom", None), None
+    if limits.budget == UNLIMITED:
+        return True
     if answered is not None and answered[0] == limits.name:
         return answered[1]
     keys = _keys(limits.name)

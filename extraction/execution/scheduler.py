@@ -42,7 +42,7 @@ def free_model_capacity() -> int:
         if snap is None:  # Redis unreachable: the fail mode decides, the wake-ups are cheap
             free += limits.max_in_flight if settings.CAPACITY_FAIL_MODE == "local" else 0
         elif snap.cooldown_remaining_seconds == 0:
-            free += max(0, limits.max_in_flight - snap.in_flight) if limits.budget == "requests" else 1
+            free += max(0, limits.max_in_flight - snap.in_flight) if limits.budget != "kv_tokens" else 1
     return free
 
 

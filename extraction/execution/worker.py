@@ -285,7 +285,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             response = provider.extract(request)
         except ProviderError as exc:
             limiter.release(granted, actual_tokens=_billed_tokens(exc))
-            if exc.kind == ErrorKind.RATE_LIMITED:
+            if exc.kind == ErrorKind.RATE_LIMITED and granted.counted:  # an unlimited pool cools nobody down
                 limiter.start_cooldown(
                     binding.pool, seconds=exc.retry_after_seconds or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS
                 )

@@ -167,3 +167,20 @@ def test_a_release_answers_the_next_headroom_question_of_its_thread_once(pool):
     limiter.release(taken[0], actual_tokens=1)
     limiter.acquire(limits, tokens=1)  # an acquire in this thread forgets the release's answer
     assert not limiter.has_headroom(limits)
+
+
+def test_an_unlimited_pool_grants_every_call_and_counts_nothing(pool, settings, db):
+    settings.PROVIDER_POOLS = {**settings.PROVIDER_POOLS, pool: {"budget": limiter.UNLIMITED, "max_in_flight": 2}}
+    limits = limiter.pool_limits(pool)
+    assert limits.budget == "unlimited"
+    permits = [limiter.acquire(limits, tokens=5_000_000) for _ in range(10)]
+
+    assert [type(permit) for permit in permits] == [Permit] * 10  # past rpm, tpm and in-flight alike
+    assert [permit.counted for permit in permits] == [False] * 10  # so a 429 starts no pool cooldown
+    assert limiter.has_headroom(limits) is True
+    assert limiter.snapshot(limits) == limiter.PoolSnapshot(pool, 0, 0, 0, 0.0, limits)
+    for permit in permits:
+        limiter.release(permit, actual_tokens=10)
+    # Nothing of it reached Redis: the shared budget of this pool was never touched.
+    redis = limiter.get_redis_connection("default")
+    assert [key for key in limiter._keys(pool) if redis.exists(key)] == []
