@@ -55,6 +55,11 @@ class PoolLimits:
     budget: str = "requests"  # or "kv_tokens": in-flight counts tokens against kv_cache_tokens
     kv_cache_tokens: int = 0
 
+    @property
+    def in_flight_limit(self) -> int:
+        """What in flight is counted against: calls, or KV-cache tokens for a kv_tokens pool."""
+        return self.kv_cache_tokens if self.budget == "kv_tokens" else self.max_in_flight
+
 
 @dataclass(frozen=True)
 class Permit:
@@ -148,7 +153,7 @@ class _LocalShare:
                 requests.popleft()
             while window and window[0][0] <= now - 60:
                 window.popleft()
-            if self._in_flight.get(limits.name, 0) + weight > max(weight, int(_in_flight_limit(limits) * share)):
+            if self._in_flight.get(limits.name, 0) + weight > max(weight, int(limits.in_flight_limit * share)):
                 return Denial("in_flight", 1.0)
             if len(requests) + 1 > max(1, int(limits.requests_per_minute * share)):
                 return Denial("rpm", max(0.1, requests[0] + 60 - now))
@@ -165,10 +170,6 @@ class _LocalShare:
 
 
 _local = _LocalShare()
-
-
-def _in_flight_limit(limits: PoolLimits) -> int:
-    return limits.kv_cache_tokens if limits.budget == "kv_tokens" else limits.max_in_flight
 
 
 def _in_flight_weight(limits: PoolLimits, tokens: int) -> int:
@@ -197,7 +198,7 @@ def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:
             tokens,
             limits.requests_per_minute,
             limits.tokens_per_minute,
-            _in_flight_limit(limits),
+            limits.in_flight_limit,
             int(settings.CAPACITY_PERMIT_TTL_SECONDS * 1000),
             int(settings.CAPACITY_RAMP_SECONDS * 1000),
             weight,
@@ -250,7 +251,7 @@ def release(permit: Permit, *, actual_tokens: int | None) -> None:
             actual,
             permit.weight,
             limits.requests_per_minute,
-            _in_flight_limit(limits),
+            limits.in_flight_limit,
         )
     except Exception:  # noqa: BLE001 - the permit's TTL returns it if this is lost
         logger.warning("could not release a capacity permit; its TTL will", extra={"pool": permit.pool})
@@ -320,7 +321,7 @@ def has_headroom(limits: PoolLimits) -> bool:
     keys = _keys(limits.name)
     try:
         return bool(
-            _redis().eval(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, _in_flight_limit(limits))
+            _redis().eval(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, limits.in_flight_limit)
         )
     except Exception:  # noqa: BLE001
         return settings.CAPACITY_FAIL_MODE == "local"

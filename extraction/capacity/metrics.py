@@ -30,7 +30,7 @@ def collect(_cursor: CursorWrapper) -> list[Metric]:
     )
     for pool in configured_pools():
         limits = limiter.pool_limits(pool)
-        in_flight_limit = limits.kv_cache_tokens if limits.budget == "kv_tokens" else limits.max_in_flight
+        in_flight_limit = limits.in_flight_limit
         dimensions = {"rpm": limits.requests_per_minute, "tpm": limits.tokens_per_minute, "in_flight": in_flight_limit}
         for dimension, value in dimensions.items():
             limit.samples.append(Sample(value, (("pool", pool), ("dimension", dimension))))

@@ -198,6 +198,6 @@ def _usage(snapshot: limiter.PoolSnapshot) -> dict[str, Any]:
         "tokens_last_minute": snapshot.tokens_last_minute,
         "tokens_per_minute": limits.tokens_per_minute,
         "in_flight": snapshot.in_flight,
-        "max_in_flight": limits.kv_cache_tokens if limits.budget == "kv_tokens" else limits.max_in_flight,
+        "max_in_flight": limits.in_flight_limit,
         "cooldown_remaining_seconds": round(snapshot.cooldown_remaining_seconds, 3),
     }

@@ -30,6 +30,7 @@ from django.db import connections
 from django.db.models import OuterRef, Subquery
 
 from accounts.models import ApiToken, Membership, hash_token
+from config.backoff import full_jitter
 from config.sql import load_statements
 from extraction.models import ExtractionJob, JobEvent
 
@@ -470,7 +471,7 @@ class Notifier:
                 await _wait_any(self._wake, stop, timeout=self.poll_interval * random.uniform(0.9, 1.1))
             except (psycopg.Error, OSError, ConnectionError) as exc:
                 failures += 1
-                delay = random.uniform(0, min(30.0, 0.5 * 2**failures))
+                delay = full_jitter(failures + 1, base=0.5, cap=30.0)
                 logger.warning("notifier step failed; retrying", extra={"error": repr(exc), "delay": delay})
                 await self.close()
                 await _wait_any(stop, timeout=delay)

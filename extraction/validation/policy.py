@@ -607,16 +607,17 @@ def _check_vat_id_format(f: _Facts) -> _Result:
 # --- evidence ------------------------------------------------------------------------------------
 
 
-def _evidenced(f: _Facts) -> Iterable[tuple[str, FieldValue]]:
+def _evidenced(f: _Facts) -> Iterable[tuple[str, FieldValue, str]]:
+    """Fields that claim a value a reviewer did not attest: (path, field, the claimed value)."""
     for path, value in f.fields:
         if value.value is not None and path not in f.attested:
-            yield path, value
+            yield path, value, value.value
 
 
 def _check_evidence_spans(f: _Facts) -> _Result:
     problems: list[dict[str, Any]] = []
     checked = 0
-    for path, value in _evidenced(f):
+    for path, value, _claimed in _evidenced(f):
         checked += 1
         evidence = value.evidence
         if evidence is None:
@@ -644,12 +645,10 @@ def _check_evidence_spans(f: _Facts) -> _Result:
 def _check_evidence_values(f: _Facts) -> _Result:
     problems: list[dict[str, Any]] = []
     checked = 0
-    for path, value in _evidenced(f):
+    for path, value, claimed in _evidenced(f):
         evidence = value.evidence
         if evidence is None or f.document.span(evidence.page, evidence.start, evidence.end) != evidence.quote:
             continue  # evidence_spans reports it; a quote not in the document says nothing
-        if value.value is None:
-            continue  # nothing is claimed, so nothing needs the quote's support
         kind = _kind(path)
         if kind == "document_type":
             continue  # "Rechnung", "Avoir", "Gutschrift (389)": the word is the evidence, not the value
@@ -664,7 +663,7 @@ def _check_evidence_values(f: _Facts) -> _Result:
                     "why": f"quote longer than {longest} characters",
                 }
             )
-        elif not _SUPPORTS[kind](path, value.value, evidence.quote, f):
+        elif not _SUPPORTS[kind](path, claimed, evidence.quote, f):
             problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200]})
     if problems:
         return _Result(
