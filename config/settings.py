@@ -290,9 +290,11 @@ RETRY_AFTER_MAX_SECONDS = float(env("RETRY_AFTER_MAX_SECONDS", "600") or 600)
 # A relay's claim on a batch of outbox rows; a crashed relay's rows are retaken after it.
 OUTBOX_CLAIM_SECONDS = float(env("OUTBOX_CLAIM_SECONDS", "30") or 30)
 # EXE-4: the provider deadline of one attempt, the heartbeat interval and a shutdown margin
-# make the lease: 45 s + 3 heartbeats of margin → 90 s.
-ATTEMPT_TIMEOUT_SECONDS = float(env("ATTEMPT_TIMEOUT_SECONDS", "45") or 45)
-LEASE_SECONDS = float(env("LEASE_SECONDS", "90") or 90)
+# make the lease: 45 s + 3 heartbeats of margin → 90 s. A model served on this machine's CPU
+# takes tens of seconds per invoice, so its attempts get longer.
+EXTRACTION_PROVIDER = env("EXTRACTION_PROVIDER", "builtin")
+ATTEMPT_TIMEOUT_SECONDS = float(env("ATTEMPT_TIMEOUT_SECONDS", "") or (300 if EXTRACTION_PROVIDER == "local" else 45))
+LEASE_SECONDS = float(env("LEASE_SECONDS", "") or ATTEMPT_TIMEOUT_SECONDS + 45)
 HEARTBEAT_SECONDS = float(env("HEARTBEAT_SECONDS", "15") or 15)
 # Time kept free before a deadline to commit a result: a retry that cannot finish a whole
 # attempt plus this margin before the deadline is not scheduled (RTY-1).
@@ -332,16 +334,56 @@ CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
 CELERY_WORKER_SEND_TASK_EVENTS = False
 CELERY_WORKER_CONSUMER = "config.celery:DeadLetteringConsumer"
 
+# --- The local model server (extraction/providers/local/, manage.py local_model) --------------------
+# llama.cpp's llama-server on loopback with verified weights; built and installed by
+# `bin/setup --with-local-model` into LOCAL_MODEL_HOME, a cache that survives a new clone.
+LOCAL_MODEL: dict[str, Any] = {
+    "home": Path(env("LOCAL_MODEL_HOME", str(Path.home() / ".cache" / "invoice-extraction" / "local-model"))),
+    "weights": env("LOCAL_MODEL_WEIGHTS", "qwen2.5-coder-1.5b-instruct-q4_k_m"),
+    "host": "127.0.0.1",
+    "port": env_int("LOCAL_MODEL_PORT", 8200),
+    # Requests served at once; the context is shared, each slot gets context_tokens / slots.
+    "slots": env_int("LOCAL_MODEL_SLOTS", 2),
+    "context_tokens": env_int("LOCAL_MODEL_CONTEXT_TOKENS", 16384),
+    "threads": env_int("LOCAL_MODEL_THREADS", os.cpu_count() or 2),
+}
+
 # Provider pools: provider + account/project + model, and their capacity limits.
 # EXTRACTION_PROVIDER=openai with OPENAI_BASE_URL / EXTRACTION_MODEL / OPENAI_API_KEY points the
-# default pool at any OpenAI-compatible endpoint; the default is the built-in rule extractor.
-PROVIDER_POOLS: dict[str, dict[str, Any]] = {
-    "default": {
-        "provider": env("EXTRACTION_PROVIDER", "builtin"),
+# default pool at any OpenAI-compatible endpoint; EXTRACTION_PROVIDER=local at the local model
+# server; the default is the built-in rule extractor.
+if EXTRACTION_PROVIDER == "local":
+    # One server's capacity: as many calls in flight as it has slots; a minute's tokens never
+    # bind (no quota), the slots and each slot's context do.
+    _default_pool: dict[str, Any] = {
+        "provider": "openai",
+        "model": LOCAL_MODEL["weights"],
+        "base_url": f"http://{LOCAL_MODEL['host']}:{LOCAL_MODEL['port']}/v1",
+        "api_key_env": "LOCAL_MODEL_API_KEY",
+        "token_limit_parameter": "max_tokens",
+        "structured_output": "json_schema",
+        # Each field's text as printed; values and spans are read by code (quoted_answer.py).
+        "answer_format": env("LOCAL_MODEL_ANSWER_FORMAT", "quotes"),
+        "sampling": {"temperature": 0, "repeat_penalty": 1.0},
+        "max_output_tokens": env_int("PROVIDER_MAX_OUTPUT_TOKENS", 3000),
+        "requests_per_minute": env_int("POOL_REQUESTS_PER_MINUTE", 600),
+        "tokens_per_minute": env_int("POOL_TOKENS_PER_MINUTE", 10_000_000),
+        "max_in_flight": env_int("POOL_MAX_IN_FLIGHT", LOCAL_MODEL["slots"]),
+        "reserved_tokens": env_int("POOL_RESERVED_TOKENS", 0),
+        "budget": "requests",
+        "kv_cache_tokens": 0,
+        # Where its /metrics, /slots and /tokenize are (extraction/providers/local/telemetry.py).
+        "local_server": f"http://{LOCAL_MODEL['host']}:{LOCAL_MODEL['port']}",
+    }
+else:
+    _default_pool = {
+        "provider": EXTRACTION_PROVIDER,
         "model": env("EXTRACTION_MODEL", "builtin-rules-1"),
         "base_url": env("OPENAI_BASE_URL", "http://127.0.0.1:8100/v1"),
         "api_key_env": "OPENAI_API_KEY",
         "token_limit_parameter": env("OPENAI_TOKEN_LIMIT_PARAMETER", "max_completion_tokens"),
+        # openai_strict | json_schema | json_object_schema (extraction/providers/structured_output.py)
+        "structured_output": env("OPENAI_STRUCTURED_OUTPUT", "openai_strict"),
         "max_output_tokens": env_int("PROVIDER_MAX_OUTPUT_TOKENS", 2000),
         # The shared budget of this pool (BP-2); the admin's ProviderPool row overrides these.
         "requests_per_minute": env_int("POOL_REQUESTS_PER_MINUTE", 600),
@@ -351,15 +393,15 @@ PROVIDER_POOLS: dict[str, dict[str, Any]] = {
         # requests | kv_tokens | unlimited (extraction.models.ProviderPool.Budget)
         "budget": env("POOL_BUDGET", "requests"),
         "kv_cache_tokens": env_int("POOL_KV_CACHE_TOKENS", 0),
-    },
-}
+    }
+PROVIDER_POOLS: dict[str, dict[str, Any]] = {"default": _default_pool}
 # --- Capacity limiter (extraction/capacity/limiter.py) ------------------------------------------------
 # When Redis is unreachable: "closed" makes no model calls; "local" lets each process spend
 # CAPACITY_LOCAL_SHARE of every pool limit (set it to about 1 / number of worker processes).
 CAPACITY_FAIL_MODE = env("CAPACITY_FAIL_MODE", "closed")
 CAPACITY_LOCAL_SHARE = float(env("CAPACITY_LOCAL_SHARE", "0.25") or 0.25)
 # An in-flight permit outlives the longest attempt; a killed worker's permit expires after it.
-CAPACITY_PERMIT_TTL_SECONDS = float(env("CAPACITY_PERMIT_TTL_SECONDS", "60") or 60)
+CAPACITY_PERMIT_TTL_SECONDS = float(env("CAPACITY_PERMIT_TTL_SECONDS", "") or max(60.0, ATTEMPT_TIMEOUT_SECONDS + 15))
 # After a 429 cooldown, limits ramp from 10 % to 100 % over this long.
 CAPACITY_RAMP_SECONDS = float(env("CAPACITY_RAMP_SECONDS", "10") or 10)
 # A 429 without a usable Retry-After cools the pool down this long.

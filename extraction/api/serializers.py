@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Count, Sum
 from rest_framework import serializers
 
 from config.serializers import StrictSerializer
 from extraction.capacity.waiting import explain_wait
 from extraction.intake.acceptance import SCHEMAS
-from extraction.models import Document, ExtractionJob, ExtractionResult, PriorityClass
+from extraction.models import Attempt, Document, ExtractionJob, ExtractionResult, PriorityClass
 
 
 class DocumentIdField(serializers.UUIDField):
@@ -68,21 +69,44 @@ def document_body(document: Document) -> dict[str, Any]:
     }
 
 
-def result_body(job: ExtractionJob) -> dict[str, Any] | None:
+def result_body(job: ExtractionJob, *, with_usage: bool = False) -> dict[str, Any] | None:
     try:
         result = job.result
     except ExtractionResult.DoesNotExist:
         return None
-    return {
+    body: dict[str, Any] = {
         "output": result.output,
         "validation": result.validation,
         "policy_version": result.policy_version,
         "model": result.model,
         "created_at": result.created_at.isoformat(),
     }
+    if with_usage:
+        body["usage"] = result_usage(job, result)
+    return body
 
 
-def job_body(job: ExtractionJob, *, status_url: str, operator: bool, with_wait_reason: bool = False) -> dict[str, Any]:
+def result_usage(job: ExtractionJob, result: ExtractionResult) -> dict[str, Any]:
+    """What the result cost: the winning attempt's latency and tokens, and every attempt's tokens."""
+    winning = Attempt.objects.filter(job=job, fence=result.fence).only("latency_ms", "input_tokens", "output_tokens")
+    attempt = winning.first()
+    spent = Attempt.objects.filter(job=job).aggregate(
+        attempts=Count("id"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens")
+    )
+    return {
+        "provider": result.provider,
+        "latency_ms": attempt.latency_ms if attempt else None,
+        "input_tokens": attempt.input_tokens if attempt else None,
+        "output_tokens": attempt.output_tokens if attempt else None,
+        "attempts": spent["attempts"],
+        "all_attempts_input_tokens": spent["input_tokens"],
+        "all_attempts_output_tokens": spent["output_tokens"],
+    }
+
+
+def job_body(
+    job: ExtractionJob, *, status_url: str, operator: bool, with_wait_reason: bool = False, with_usage: bool = False
+) -> dict[str, Any]:
     """The authoritative status (API-1). Retry internals only for operators."""
     body: dict[str, Any] = {
         "job_id": str(job.pk),
@@ -97,7 +121,7 @@ def job_body(job: ExtractionJob, *, status_url: str, operator: bool, with_wait_r
         "created_at": job.created_at.isoformat(),
         "updated_at": job.updated_at.isoformat(),
         "deadline_at": job.deadline_at.isoformat(),
-        "result": result_body(job),
+        "result": result_body(job, with_usage=with_usage),
         "error": {"class": job.error_class, "detail": job.error_detail} if job.error_class else None,
     }
     if operator:

@@ -209,6 +209,10 @@ class ExtractionJobDetailView(APIView):
             raise _not_found("extraction job")
         return Response(
             job_body(
-                job, status_url=_status_url(job.pk), operator=principal.has_role(Role.OPERATOR), with_wait_reason=True
+                job,
+                status_url=_status_url(job.pk),
+                operator=principal.has_role(Role.OPERATOR),
+                with_wait_reason=True,
+                with_usage=True,
             )
         )

@@ -30,6 +30,7 @@ from extraction.models import AttemptOutcome, Document
 from extraction.models import DocumentText as DocumentTextRow
 from extraction.providers import provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.validation.evidence import relocate_evidence
 from extraction.validation.policy import validate_extraction
 
 logger = logging.getLogger("extraction.worker")
@@ -322,17 +323,22 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             )
             return _after_provider_error(claim, error, provider.name, response=response)
 
+        # The model's quotes are evidence, its character offsets are not (small models miscount).
+        invoice, relocations = relocate_evidence(invoice, document)
         with db_step():
             # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
             # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
             # The policy's read and the completion are one statement each; the validation runs
             # between them, holding no lock.
             verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
+            validation = verdict.as_dict()
+            if relocations:
+                validation["evidence_relocated"] = [relocation.as_dict() for relocation in relocations]
             completed = lifecycle.complete_job(
                 claim,
                 review_required=verdict.review_required,
                 output=invoice.model_dump(mode="json", by_alias=True),
-                validation=verdict.as_dict(),
+                validation=validation,
                 policy_version=verdict.policy_version,
                 report=_report(
                     AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED,

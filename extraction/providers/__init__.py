@@ -41,6 +41,9 @@ def _build(pool_name: str) -> PoolBinding:
             base_url=config["base_url"],
             api_key=os.environ.get(config.get("api_key_env", "OPENAI_API_KEY"), "") or "not-needed",
             token_limit_parameter=config.get("token_limit_parameter", "max_completion_tokens"),
+            structured_output=config.get("structured_output", "openai_strict"),
+            answer_format=config.get("answer_format", "invoice.v1"),
+            sampling=config.get("sampling"),
         )
     else:
         raise ValueError(f"provider pool {pool_name!r}: unknown provider {kind!r}")

@@ -7,8 +7,10 @@ tells that policy what to do.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import re
 import threading
 import time
 import weakref
@@ -20,13 +22,23 @@ import openai
 from config.backoff import parse_retry_after
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from extraction.providers.prompt import build_messages
-from extraction.validation.schema import invoice_v1_json_schema
+from extraction.providers.quoted_answer import (
+    ANSWER_FORMATS,
+    QUOTES_SCHEMA_NAME,
+    QuotedAnswerError,
+    invoice_from_quotes,
+    quotes_json_schema,
+)
+from extraction.providers.structured_output import check_dialect, response_format
+from extraction.validation.schema import JSON_SCHEMA_NAME, invoice_v1_json_schema
 
 # One call at a time per thread; a little room in case a response is left unclosed.
 CONNECTIONS_PER_THREAD = 4
 
 # 408 is the server giving up waiting for us; 409 is OpenAI's "lock timeout, try again".
 _TRANSIENT_4XX = {408: ErrorKind.TIMEOUT, 409: ErrorKind.PROVIDER_ERROR}
+# An error message about the response format or its schema is a configuration problem.
+_MENTIONS_STRUCTURED_OUTPUT = re.compile(r"response_format|json_schema|invalid schema", re.IGNORECASE)
 
 
 def retry_after_from_headers(headers: Any) -> float | None:
@@ -51,11 +63,14 @@ def rate_limit_headers(headers: Any) -> dict[str, str]:
 
 
 class OpenAIProvider:
-    """Extracts ``invoice.v1`` through Chat Completions with a strict JSON-schema response format.
+    """Extracts ``invoice.v1`` through Chat Completions with a JSON-schema response format.
 
+    ``structured_output`` names how the server wants the schema (:mod:`structured_output`).
     ``token_limit_parameter`` is ``max_completion_tokens`` (current OpenAI models) or ``max_tokens``
-    (older OpenAI-compatible servers). Each thread that calls gets its own client, built once
-    and kept for the thread's life (:meth:`_client`).
+    (older OpenAI-compatible servers). ``sampling`` goes into every request as it is
+    (``{"temperature": 0, "repeat_penalty": 1.0}`` for llama.cpp, whose default repeat penalty
+    turns ``2,012.40`` into ``2``). Each thread that calls gets its own client, built once and
+    kept for the thread's life (:meth:`_client`).
     """
 
     name = "openai"
@@ -66,11 +81,31 @@ class OpenAIProvider:
         base_url: str,
         api_key: str,
         token_limit_parameter: str = "max_completion_tokens",
+        structured_output: str = "openai_strict",
+        answer_format: str = "invoice.v1",
+        sampling: dict[str, Any] | None = None,
         connect_timeout_seconds: float = 5.0,
     ) -> None:
         if token_limit_parameter not in ("max_completion_tokens", "max_tokens"):
             raise ValueError(f"unknown token limit parameter {token_limit_parameter!r}")
         self.token_limit_parameter = token_limit_parameter
+        self.structured_output = check_dialect(structured_output)
+        # What the provider itself sets, and what would change the answer's shape (a stream, n choices).
+        reserved = {
+            "model", "messages", "response_format", "max_completion_tokens", "max_tokens", "stream", "n",
+        } & set(sampling or {})  # fmt: skip
+        if reserved:
+            raise ValueError(f"sampling parameters may not set {sorted(reserved)}")
+        self.sampling = dict(sampling or {})
+        if answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"unknown answer format {answer_format!r}; expected one of {', '.join(ANSWER_FORMATS)}")
+        self.answer_format = answer_format
+        # Built once: the strict form is a deep transformation of a schema that never changes.
+        if answer_format == "quotes":
+            name, schema = QUOTES_SCHEMA_NAME, quotes_json_schema()
+        else:
+            name, schema = JSON_SCHEMA_NAME, invoice_v1_json_schema()
+        self._response_format = response_format(self.structured_output, name=name, schema=schema)
         self.connect_timeout_seconds = connect_timeout_seconds
         self._base_url = base_url
         self._api_key = api_key
@@ -110,7 +145,7 @@ class OpenAIProvider:
 
     def extract(self, request: ProviderRequest) -> ProviderResponse:
         try:
-            messages = build_messages(request.document, request.schema)
+            messages = build_messages(request.document, request.schema, answer_format=self.answer_format)
         except ValueError as error:
             raise ProviderError(ErrorKind.PERMANENT, str(error), request_sent=False) from error
         # httpx deadlines are per phase; a non-streamed answer arrives in one read phase, so the
@@ -119,12 +154,10 @@ class OpenAIProvider:
             request.timeout_seconds, connect=min(self.connect_timeout_seconds, request.timeout_seconds)
         )
         body = {
+            **self.sampling,
             "model": request.model,
             "messages": messages,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "invoice_v1", "strict": True, "schema": invoice_v1_json_schema()},
-            },
+            "response_format": self._response_format,
             self.token_limit_parameter: request.max_output_tokens,
         }
         started = time.monotonic()
@@ -149,9 +182,21 @@ class OpenAIProvider:
         except openai.APIConnectionError as error:
             raise _connection_error(error) from error
         except openai.APIStatusError as error:
-            raise _status_error(error) from error
+            raise _status_error(error, dialect=self.structured_output) from error
         latency_ms = round((time.monotonic() - started) * 1000)
-        return _response_from(raw, request, latency_ms)
+        response = _response_from(raw, request, latency_ms)
+        if self.answer_format == "quotes":
+            try:
+                invoice = invoice_from_quotes(json.loads(response.output_text), request.document)
+            except QuotedAnswerError as error:
+                raise ProviderError(
+                    ErrorKind.INVALID_OUTPUT,
+                    f"not a quotes answer: {error}",
+                    http_status=response.http_status,
+                    provider_request_id=response.provider_request_id,
+                ) from error
+            response = dataclasses.replace(response, output_text=json.dumps(invoice, ensure_ascii=False))
+        return response
 
 
 def _response_from(raw: Any, request: ProviderRequest, latency_ms: int) -> ProviderResponse:
@@ -224,9 +269,19 @@ def _connection_error(error: openai.APIConnectionError) -> ProviderError:
     )
 
 
-def _status_error(error: openai.APIStatusError) -> ProviderError:
+def _status_error(error: openai.APIStatusError, *, dialect: str) -> ProviderError:
     status = error.status_code
     headers = error.response.headers
+    if _MENTIONS_STRUCTURED_OUTPUT.search(error.message or "") and status != 429:
+        # The server refuses how we ask for the schema (a 400 from OpenAI, a 500 from
+        # llama-cpp-python's server): every retry would be refused the same way.
+        return ProviderError(
+            ErrorKind.PERMANENT,
+            f"the provider rejects the {dialect!r} structured-output request; set the pool's "
+            f"structured_output to the dialect this server speaks: {error.message}",
+            http_status=status,
+            provider_request_id=error.request_id or "",
+        )
     if status == 429 and error.code == "insufficient_quota":
         # OpenAI's "out of credit" also answers 429; waiting does not fix a billing problem.
         kind = ErrorKind.PERMANENT

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tests.simulator.dialects import DIALECTS
+
 FAULTS = ("rate_limit", "error", "disconnect", "hang", "malformed", "refusal", "hallucination", "injection")
 _Z95 = 1.6448536269514722
 
@@ -33,6 +35,8 @@ class SimulatorConfig:
     hallucination_rate: float = 0.0
     injection_rate: float = 0.0  # chance to obey an injection, when the document has one
     api_key: str = ""  # when set, requests must send "Authorization: Bearer <key>"
+    # The structured-output dialect the simulated server speaks (tests/simulator/dialects.py).
+    structured_output: str = "openai_strict"
     seed: int | None = None
 
     def __post_init__(self) -> None:
@@ -40,6 +44,8 @@ class SimulatorConfig:
             raise ValueError("time_scale must be positive")
         if self.retry_after_format not in ("seconds", "http-date", "none"):
             raise ValueError("retry_after_format must be seconds, http-date or none")
+        if self.structured_output not in DIALECTS:
+            raise ValueError(f"structured_output must be one of {', '.join(DIALECTS)}")
         if not 100 <= self.error_status <= 599:
             raise ValueError("error_status must be an HTTP status")
         for name in ("rpm", "tpm", "max_concurrency"):

@@ -17,6 +17,7 @@ from aiohttp import web
 
 from extraction.intake.text import DocumentText
 from extraction.providers.prompt import parse_document_from_messages
+from tests.simulator import dialects
 from tests.simulator.config import SimulatorConfig
 from tests.simulator.faults import hallucinate, injected_instructions, malformed, obey_injection
 from tests.simulator.state import CHARS_PER_TOKEN, Admission, Extractor, Rejection, SimulatorState, estimate_tokens
@@ -80,6 +81,10 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         state.outcomes["bad_request"] += 1
         return _openai_error(400, f"Invalid request: {error}", type_="invalid_request_error", code=None)
+    refused = dialects.refusal(config.structured_output, body.get("response_format"))
+    if refused is not None:
+        state.outcomes["structured_output_refused"] += 1
+        return _openai_error(refused.status, refused.message, type_=refused.type, code=None)
 
     try:
         answer = state.extractor(document)
@@ -130,6 +135,8 @@ def _request_summary(request: web.Request, body: Mapping[str, Any]) -> dict[str,
         "json_schema_properties": sorted((json_schema.get("schema") or {}).get("properties") or {}),
         "max_completion_tokens": body.get("max_completion_tokens"),
         "max_tokens": body.get("max_tokens"),
+        "schema_beside_json_object": "schema" in response_format,
+        "sampling": {key: body[key] for key in ("temperature", "repeat_penalty", "top_p", "seed") if key in body},
     }
 
 

@@ -67,4 +67,11 @@ class Command(BaseCommand):
             totals = (result.get("output") or {}).get("totals") or {}
             gross = (totals.get("gross") or {}).get("value")
             reasons = ",".join((result.get("validation") or {}).get("reasons") or [])
-            self.stdout.write(f"{status['state']:<16} {name:<36} gross={gross} {reasons}")
+            usage = result.get("usage") or {}
+            cost = ""
+            if usage.get("latency_ms") is not None:
+                cost = (
+                    f" [{result.get('model')}: {usage['latency_ms'] / 1000:.1f} s,"
+                    f" {usage.get('input_tokens')} in / {usage.get('output_tokens')} out]"
+                )
+            self.stdout.write(f"{status['state']:<16} {name:<36} gross={gross}{cost} {reasons}")

@@ -161,6 +161,12 @@
     error.textContent = job.error ? job.error.class + (job.error.detail ? ": " + job.error.detail : "") : "";
     const review = document.getElementById("review-link");
     if (review) review.hidden = job.state !== "REVIEW_REQUIRED";
+    const usage = (job.result && job.result.usage) || null;
+    document.getElementById("job-model").textContent = job.result ? job.result.model : "";
+    document.getElementById("job-latency").textContent =
+      usage && usage.latency_ms != null ? (usage.latency_ms / 1000).toFixed(1) + " s" : "";
+    document.getElementById("job-tokens").textContent =
+      usage && usage.input_tokens != null ? usage.input_tokens + " / " + usage.output_tokens : "";
     if (job.result && shownResultVersion !== job.state_version) {
       if (!documentText) await loadDocumentText();
       // A slower render of an older version must not overwrite a newer one.
