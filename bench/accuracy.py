@@ -1,25 +1,39 @@
-"""Accuracy harness: the built-in extractor and the validation policy on real invoices.
+"""Accuracy harness: the built-in extractor, a language model and the validation policy on real invoices.
 
     .venv/bin/python bench/accuracy.py [--no-ocr] [--json PATH]
+    .venv/bin/python bench/accuracy.py --provider local --sample 20 [--no-ocr]
+    .venv/bin/python bench/accuracy.py --provider openai --base-url URL --model NAME --sample 20
+        [--api-key-env VAR] [--structured-output DIALECT] [--answer-format invoice.v1|quotes]
+        [--price-input-per-million USD] [--price-output-per-million USD]
 
 1. Extraction accuracy: the built-in extractor's answer for every invoice in
    ``testdata/invoices`` with ground truth, scored field by field (precision, recall) per field
    and per source, and the share that validation would send to REVIEW_REQUIRED, and why.
+   With ``--provider local|openai`` a language model answers the same documents (all of them, or
+   the stratified ``--sample N``) through the worker's path (provider → ``parse_invoice_v1`` →
+   ``relocate_evidence`` → the same validation), reported side by side with the built-in
+   extractor on the same documents, with the model's latency, tokens and cost.
 2. Corruption test: the ground truth of every XML invoice, rendered, validated clean and then
    corrupted the ways a model goes wrong; every corruption must be caught.
 
 No database is needed: the policy runs as a pure function (``check_invoice``). Exit status 1 if
-a corruption was missed. Method and how to read the report: bench/README.md.
+a corruption was missed, 2 if the local model server does not answer. Method and how to read the
+report: bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import random
 import re
 import sys
 import time
+import traceback
+import urllib.error
+import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +52,11 @@ from django.conf import settings  # noqa: E402
 
 from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml  # noqa: E402
 from extraction.intake.text import DocumentText, extract_document_text  # noqa: E402
+from extraction.providers.base import ProviderError, ProviderRequest  # noqa: E402
 from extraction.providers.builtin import extract_invoice  # noqa: E402
+from extraction.providers.quoted_answer import ANSWER_FORMATS  # noqa: E402
+from extraction.providers.structured_output import DIALECTS  # noqa: E402
+from extraction.validation.evidence import relocate_evidence  # noqa: E402
 from extraction.validation.policy import (  # noqa: E402
     BLOCKING,
     FAILED,
@@ -48,7 +66,7 @@ from extraction.validation.policy import (  # noqa: E402
     ValidationOutcome,
     check_invoice,
 )
-from extraction.validation.schema import parse_invoice_v1  # noqa: E402
+from extraction.validation.schema import InvoiceOutputError, Supplier, Totals, parse_invoice_v1  # noqa: E402
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id  # noqa: E402
 from tests.simulator import hallucinate  # noqa: E402
 
@@ -358,36 +376,147 @@ def validate(
 # --- part 1: extraction accuracy -------------------------------------------------------------------
 
 
-def run_extraction(cases: list[Case]) -> dict[str, Any]:
+@dataclass
+class Answer:
+    """One extractor's answer to one document: the ``invoice.v1`` JSON, or why there is none."""
+
+    output: dict[str, Any] | None
+    error: dict[str, str] | None = None  # {"kind", "message"} when output is None
+    seconds: float | None = None  # the model call's wall time
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    relocated: int = 0  # evidence spans relocate_evidence moved to where their quote is printed
+
+
+Extractor = Callable[[int, Case, DocumentText], Answer]
+
+
+def builtin_extractor(index: int, case: Case, document: DocumentText) -> Answer:
+    return Answer(extract_invoice(document))
+
+
+# Nothing extracted: how a failed document is scored (every field in its truth missed).
+_NOTHING: dict[str, Any] = {
+    "document_type": {"value": None},
+    "supplier": {name: {"value": None} for name in Supplier.model_fields},
+    "invoice_number": {"value": None},
+    "issue_date": {"value": None},
+    "due_date": {"value": None},
+    "currency": {"value": None},
+    "lines": [],
+    "totals": {name: {"value": None} for name in Totals.model_fields},
+}
+
+
+class ModelExtractor:
+    """The worker's path for one document: the provider's call, ``parse_invoice_v1``, then
+    ``relocate_evidence``. A provider error or an answer that is not ``invoice.v1`` is that
+    document's failure, never the run's."""
+
+    def __init__(self, provider: Any, model: str, *, max_output_tokens: int = 3000, timeout_seconds: float = 600):
+        self.provider = provider
+        self.model = model
+        self.max_output_tokens = max_output_tokens
+        self.timeout_seconds = timeout_seconds
+
+    def __call__(self, index: int, case: Case, document: DocumentText) -> Answer:
+        request = ProviderRequest(
+            job_id=f"bench-accuracy-{index:04d}",
+            attempt=1,
+            document=document,
+            schema="invoice.v1",
+            model=self.model,
+            max_output_tokens=self.max_output_tokens,
+            timeout_seconds=self.timeout_seconds,
+        )
+        started = time.monotonic()
+        try:
+            response = self.provider.extract(request)
+        except ProviderError as error:
+            return Answer(None, _failure(error.kind.value, str(error)), seconds=time.monotonic() - started)
+        except Exception as error:  # noqa: BLE001 — a bug or an SDK surprise: the document fails, not the run
+            traceback.print_exc(file=sys.stderr)
+            return Answer(None, _failure("bench_error", f"{type(error).__name__}: {error}"), time.monotonic() - started)
+        answer = Answer(
+            None,
+            seconds=time.monotonic() - started,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+        )
+        try:
+            invoice = parse_invoice_v1(response.output_text)
+        except InvoiceOutputError as error:
+            answer.error = _failure("invalid_output", f"{type(error).__name__}: {error}")
+            return answer
+        invoice, relocations = relocate_evidence(invoice, document)
+        answer.output, answer.relocated = invoice.to_json_dict(), len(relocations)
+        return answer
+
+
+def _failure(kind: str, message: str) -> dict[str, str]:
+    return {"kind": kind, "message": message[:500]}
+
+
+def run_extraction(
+    cases: list[Case],
+    extractor: Extractor = builtin_extractor,
+    *,
+    documents: list[DocumentText] | None = None,
+    progress: str | None = None,
+) -> dict[str, Any]:
+    """Score and validate ``extractor``'s answers. ``documents``, if given, are the cases' texts
+    already read; ``progress`` names the extractor on a stderr line per document."""
     per_field: dict[str, Score] = defaultdict(Score)
     per_source: dict[str, Score] = defaultdict(Score)
     source_cases: Counter[str] = Counter()
     source_review: Counter[str] = Counter()
+    source_failed: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    failure_kinds: Counter[str] = Counter()
     rows = []
-    for case in cases:
-        document = case.load()
-        output = extract_invoice(document)
+    for index, case in enumerate(cases):
+        document = documents[index] if documents is not None else case.load()
+        answer = extractor(index, case, document)
+        output = answer.output if answer.output is not None else _NOTHING
         scores = score_case(case, output)
-        directory = Directory.knowing(
-            case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
-        )
-        outcome = validate(output, document, directory)
         for name, score in scores.items():
             per_field[name].merge(score)
             per_source[case.source].merge(score)
         source_cases[case.source] += 1
-        source_review[case.source] += outcome.review_required
-        reasons.update(outcome.reasons)
-        rows.append(
-            {
-                "case": case.name,
-                "source": case.source,
-                "review_required": outcome.review_required,
-                "reasons": outcome.reasons,
-                "wrong_fields": sorted(n for n, s in scores.items() if s.fp or s.fn),
-            }
-        )
+        row: dict[str, Any] = {"case": case.name, "source": case.source}
+        if answer.output is None:
+            source_failed[case.source] += 1
+            failure_kinds[answer.error["kind"]] += 1
+            row.update(review_required=False, failed=answer.error, reasons=[])
+            state = f"FAILED {answer.error['kind']}: {answer.error['message'][:120]}"
+        else:
+            directory = Directory.knowing(
+                case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
+            )
+            outcome = validate(output, document, directory)
+            source_review[case.source] += outcome.review_required
+            reasons.update(outcome.reasons)
+            row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
+            state = f"REVIEW_REQUIRED {','.join(outcome.reasons)}" if outcome.review_required else "SUCCEEDED"
+        row["wrong_fields"] = sorted(n for n, s in scores.items() if s.fp or s.fn)
+        row["values"] = _values(output, scores)
+        if answer.seconds is not None:
+            row.update(
+                seconds=round(answer.seconds, 3),
+                input_tokens=answer.input_tokens,
+                output_tokens=answer.output_tokens,
+                evidence_relocated=answer.relocated,
+            )
+        rows.append(row)
+        if progress:
+            took = f"{answer.seconds:.1f} s" if answer.seconds is not None else "–"
+            print(
+                f"[{progress} {index + 1}/{len(cases)}] {case.source} {case.name}: {took}, {state}",
+                file=sys.stderr,
+                flush=True,
+            )
+    reviewed, failed = sum(source_review.values()), sum(source_failed.values())
+    right = [r for r in rows if not r["wrong_fields"]]
     return {
         "per_field": {name: per_field[name].as_dict() for name in sorted(per_field, key=_field_order)},
         "per_source": {
@@ -395,14 +524,152 @@ def run_extraction(cases: list[Case]) -> dict[str, Any]:
                 **per_source[source].as_dict(),
                 "cases": source_cases[source],
                 "review_required": source_review[source],
+                "failed": source_failed[source],
             }
             for source in sorted(source_cases)
         },
-        "review_required": sum(source_review.values()),
+        "review_required": reviewed,
         "cases": len(cases),
         "review_reasons": dict(reasons.most_common()),
+        # A failed document (no answer, or not invoice.v1) never reaches validation: it is not
+        # counted in review_required, but in failed and in review_required_or_failed.
+        "failed": failed,
+        "failure_kinds": dict(failure_kinds.most_common()),
+        "review_required_or_failed": reviewed + failed,
+        # Outputs right on every field the truth knows, and how many of them validation still
+        # sent to review (the extractor's false reviews); wrong outputs it let through.
+        "right_everywhere": len(right),
+        "false_reviews": sum(r["review_required"] for r in right),
+        "false_review_rate": sum(r["review_required"] for r in right) / len(right) if right else None,
+        "accepted_with_wrong_field": sum(
+            bool(r["wrong_fields"]) and not r["review_required"] and not r["failed"] for r in rows
+        ),
+        "model_calls": _call_stats(rows),
         "cases_detail": rows,
     }
+
+
+def _values(output: dict[str, Any], scores: dict[str, Score]) -> dict[str, Any]:
+    """What the extractor answered for each scored field (a line field: one value per line)."""
+    flat = dict(_flat(output))
+    values: dict[str, Any] = {}
+    for name in scores:
+        if name.startswith("lines."):
+            leaf = name.removeprefix("lines.")
+            values[name] = [(line.get(leaf) or {}).get("value") for line in output.get("lines", [])]
+        else:
+            values[name] = flat.get(name)
+    return values
+
+
+def _call_stats(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    timed = [r["seconds"] for r in rows if r.get("seconds") is not None]
+    if not timed:
+        return None
+    tokens_in = [r["input_tokens"] for r in rows if r.get("input_tokens") is not None]
+    tokens_out = [r["output_tokens"] for r in rows if r.get("output_tokens") is not None]
+    ordered = sorted(timed)
+    return {
+        "calls": len(timed),
+        "mean_ms": round(1000 * sum(timed) / len(timed)),
+        "p95_ms": round(1000 * ordered[math.ceil(0.95 * len(ordered)) - 1]),  # nearest rank
+        "max_ms": round(1000 * ordered[-1]),
+        "with_token_counts": len(tokens_in),
+        "mean_input_tokens": sum(tokens_in) / len(tokens_in) if tokens_in else None,
+        "mean_output_tokens": sum(tokens_out) / len(tokens_out) if tokens_out else None,
+        "evidence_relocated": sum(r.get("evidence_relocated") or 0 for r in rows),
+    }
+
+
+# --- the sample ---------------------------------------------------------------------------------------
+
+# Kinds of source, in the order the sample's round-robin visits them: a model should meet a
+# rendered XML invoice, a real PDF and a scan before it meets a second of any kind.
+SOURCE_KINDS = ("xml rendered", "pdf", "png (OCR)", "txt")
+
+
+def source_order(sources: set[str]) -> list[str]:
+    """Sources in the sample's fixed order: the first of every kind, then the second of every
+    kind, …; within a kind by folder (XML_FOLDERS' order)."""
+
+    def folder_rank(source: str) -> int:
+        folder = source.split("/", 1)[0]
+        return XML_FOLDERS.index(folder) if folder in XML_FOLDERS else len(XML_FOLDERS)
+
+    def kind_rank(source: str) -> int:
+        kind = source.split("/", 1)[-1]
+        return SOURCE_KINDS.index(kind) if kind in SOURCE_KINDS else len(SOURCE_KINDS)
+
+    by_kind: dict[int, list[str]] = defaultdict(list)
+    for source in sorted(sources, key=lambda s: (kind_rank(s), folder_rank(s), s)):
+        by_kind[kind_rank(source)].append(source)
+    ordered: list[str] = []
+    for depth in range(max(len(group) for group in by_kind.values())):
+        ordered += [group[depth] for _, group in sorted(by_kind.items()) if depth < len(group)]
+    return ordered
+
+
+def stratified_sample(cases: list[Case], size: int) -> list[Case]:
+    """``size`` cases, deterministically: round-robin over the sources in ``source_order``, each
+    source's cases taken in name order; every source is represented once ``size`` reaches the
+    number of sources."""
+    queues = {
+        source: sorted((c for c in cases if c.source == source), key=lambda c: c.name)
+        for source in {c.source for c in cases}
+    }
+    order = source_order(set(queues))
+    sample: list[Case] = []
+    while len(sample) < min(size, len(cases)):
+        for source in order:
+            if queues[source] and len(sample) < size:
+                sample.append(queues[source].pop(0))
+    return sample
+
+
+# --- built-in extractor and model, side by side ----------------------------------------------------------
+
+
+def compare(cases: list[Case], builtin: dict[str, Any], model: dict[str, Any], examples: int = 5) -> dict[str, Any]:
+    """Per field, the documents where one of the two was right and the other wrong, among the
+    documents the model answered. A field is right on a document when every value of it the
+    truth knows matched and nothing extra was extracted (a line field: on every line)."""
+    fields: dict[str, dict[str, Any]] = {}
+    for case, ours, theirs in zip(cases, builtin["cases_detail"], model["cases_detail"], strict=True):
+        if theirs["failed"]:
+            continue  # no answer to compare: in the model's failures and its recall instead
+        for name in sorted(set(ours["values"]) | set(theirs["values"]), key=_field_order):
+            rules_right = name not in ours["wrong_fields"]
+            model_right = name not in theirs["wrong_fields"]
+            entry = fields.setdefault(
+                name,
+                {"model_right_rules_wrong": 0, "rules_right_model_wrong": 0, "both_wrong": 0, "examples": {}},
+            )
+            if rules_right == model_right:
+                entry["both_wrong"] += not rules_right
+                continue
+            which = "model_right_rules_wrong" if model_right else "rules_right_model_wrong"
+            entry[which] += 1
+            shown = entry["examples"].setdefault(which, [])
+            if len(shown) < examples:
+                shown.append(
+                    {
+                        "case": case.name,
+                        "source": case.source,
+                        "truth": _truth_of(case, name),
+                        "builtin": ours["values"].get(name),
+                        "model": f"(failed: {theirs['failed']['kind']})"
+                        if theirs["failed"]
+                        else theirs["values"].get(name),
+                    }
+                )
+    return fields
+
+
+def _truth_of(case: Case, name: str) -> Any:
+    if name.startswith("lines."):
+        leaf = name.removeprefix("lines.")
+        return [line.get(leaf) for line in case.truth_lines or []]
+    return case.truth.get(name)
 
 
 def _field_order(name: str) -> int:
@@ -559,15 +826,31 @@ def run_corruption() -> dict[str, Any]:
 
 # --- report ----------------------------------------------------------------------------------------
 
+# A stated example price (USD per million input / output tokens), to put a $0 local run beside a
+# paid endpoint's order of magnitude.
+EXAMPLE_PRICES = (0.15, 0.60)
+
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
 
-def markdown(extraction: dict[str, Any], corruption: dict[str, Any]) -> str:
+def _share(count: int, total: int) -> str:
+    return f"{count} ({_pct(count / total if total else None)})"
+
+
+def markdown(extraction: dict[str, Any], corruption: dict[str, Any], note: str = "") -> str:
     out = [f"# Accuracy — built-in extractor, validation policy {POLICY_VERSION}", ""]
-    out += [
-        "## Field-level precision / recall (all sources)",
+    if note:
+        out += [note, ""]
+    out += _extraction_tables(extraction)
+    out += _corruption_tables(corruption)
+    return "\n".join(out) + "\n"
+
+
+def _extraction_tables(extraction: dict[str, Any], scope: str = "") -> list[str]:
+    out = [
+        f"## Field-level precision / recall (all sources){scope}",
         "",
         "| field | in truth | extracted correctly | wrong or extra | missed | precision | recall |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -579,7 +862,7 @@ def markdown(extraction: dict[str, Any], corruption: dict[str, Any]) -> str:
         )
     out += [
         "",
-        "## Per source (all fields)",
+        f"## Per source (all fields){scope}",
         "",
         "| source | cases | precision | recall | REVIEW_REQUIRED |",
         "|---|---:|---:|---:|---:|",
@@ -601,8 +884,12 @@ def markdown(extraction: dict[str, Any], corruption: dict[str, Any]) -> str:
         "|---|---:|",
     ]
     out += [f"| {reason} | {count} |" for reason, count in extraction["review_reasons"].items()]
-    out += [
-        "",
+    out.append("")
+    return out
+
+
+def _corruption_tables(corruption: dict[str, Any]) -> list[str]:
+    out = [
         "## Corruption test (ground truth of every XML invoice, rendered, then corrupted)",
         "",
         "| corruption | applied | caught (REVIEW_REQUIRED) | catch rate | caught by the intended check "
@@ -628,24 +915,381 @@ def markdown(extraction: dict[str, Any], corruption: dict[str, Any]) -> str:
         "|---|---:|",
     ]
     out += [f"| {reason} | {count} |" for reason, count in corruption["false_review_reasons"].items()]
+    return out
+
+
+def cost_per_thousand(stats: dict[str, Any] | None, price_in: float, price_out: float) -> float | None:
+    """USD per 1,000 documents at the mean tokens per document; None without token counts."""
+    if not stats or stats["mean_input_tokens"] is None or stats["mean_output_tokens"] is None:
+        return None
+    return 1000 * (stats["mean_input_tokens"] * price_in + stats["mean_output_tokens"] * price_out) / 1_000_000
+
+
+def _cell(value: Any, width: int = 60) -> str:
+    if value is None:
+        text = "(none)"
+    elif isinstance(value, list):
+        text = "; ".join("(none)" if v is None else str(v) for v in value) or "(no lines)"
+    else:
+        text = str(value)
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def markdown_side_by_side(run: dict[str, Any]) -> str:
+    builtin, model, setup = run["builtin"], run["model"], run["provider"]
+    label = f"{setup['model']} ({setup['provider']})"
+    documents = run["documents"]
+    total = model["cases"]
+    out = [f"# Accuracy — built-in extractor vs {label}, validation policy {POLICY_VERSION}", ""]
+    if documents["sample"]:
+        chosen = (
+            f"the stratified sample of {total} of the {documents['of']} documents (`--sample {documents['sample']}`: "
+            f"round-robin over the sources in the order {', '.join(documents['source_order'])}; "
+            f"{len(model['per_source'])} of {len(documents['source_order'])} sources represented)"
+        )
+    else:
+        chosen = f"all {total} documents"
+    out += [
+        f"Both extractors answer the same documents: {chosen}. Model: `{setup['model']}` at {setup['base_url']} "
+        f"(structured output `{setup['structured_output']}`, answer format `{setup['answer_format']}`, "
+        f"max {setup['max_output_tokens']} output tokens), its answer parsed as invoice.v1, its evidence relocated "
+        "and validated as the built-in extractor's is. A document the model failed on (a provider error, or an "
+        "answer that is not invoice.v1) has every field of its truth scored as missed, and counts in "
+        "'REVIEW_REQUIRED or failed', not in REVIEW_REQUIRED.",
+        "",
+        "## Field-level precision / recall, side by side",
+        "",
+        "| field | in truth | built-in precision | built-in recall | model precision | model recall |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in sorted(set(builtin["per_field"]) | set(model["per_field"]), key=_field_order):
+        ours, theirs = builtin["per_field"].get(name), model["per_field"].get(name)
+        present = (ours or theirs)["tp"] + (ours or theirs)["fn"]
+        out.append(
+            f"| {name} | {present} | {_pct(ours and ours['precision'])} | {_pct(ours and ours['recall'])} "
+            f"| {_pct(theirs and theirs['precision'])} | {_pct(theirs and theirs['recall'])} |"
+        )
+    out += [
+        "",
+        "## Per source (all fields), side by side",
+        "",
+        "| source | cases | built-in precision | built-in recall | built-in REVIEW_REQUIRED "
+        "| model precision | model recall | model REVIEW_REQUIRED or failed |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for source, ours in builtin["per_source"].items():
+        theirs = model["per_source"][source]
+        out.append(
+            f"| {source} | {ours['cases']} | {_pct(ours['precision'])} | {_pct(ours['recall'])} "
+            f"| {_share(ours['review_required'], ours['cases'])} | {_pct(theirs['precision'])} "
+            f"| {_pct(theirs['recall'])} | {_share(theirs['review_required'] + theirs['failed'], theirs['cases'])} |"
+        )
+    out += [
+        "",
+        "## Review share and false reviews",
+        "",
+        "| | built-in extractor | model |",
+        "|---|---:|---:|",
+        f"| documents | {builtin['cases']} | {total} |",
+        f"| REVIEW_REQUIRED | {_share(builtin['review_required'], builtin['cases'])} "
+        f"| {_share(model['review_required'], total)} |",
+        f"| failed (no answer, or not invoice.v1) | {_share(builtin['failed'], builtin['cases'])} "
+        f"| {_share(model['failed'], total)} |",
+        f"| REVIEW_REQUIRED or failed (not accepted) | {_share(builtin['review_required_or_failed'], builtin['cases'])} "
+        f"| {_share(model['review_required_or_failed'], total)} |",
+        f"| right on every field the truth knows | {builtin['right_everywhere']} | {model['right_everywhere']} |",
+        f"| false-review rate: REVIEW_REQUIRED among those | {builtin['false_reviews']} "
+        f"({_pct(builtin['false_review_rate'])}) | {model['false_reviews']} ({_pct(model['false_review_rate'])}) |",
+        f"| accepted (SUCCEEDED) with a wrong or missed field | {builtin['accepted_with_wrong_field']} "
+        f"| {model['accepted_with_wrong_field']} |",
+        "",
+        "Why the answers land in REVIEW_REQUIRED (cases per reason):",
+        "",
+        "| reason | built-in extractor | model |",
+        "|---|---:|---:|",
+    ]
+    reasons = Counter(builtin["review_reasons"]) + Counter(model["review_reasons"])
+    out += [
+        f"| {reason} | {builtin['review_reasons'].get(reason, 0)} | {model['review_reasons'].get(reason, 0)} |"
+        for reason, _ in reasons.most_common()
+    ]
+    failures = [r for r in model["cases_detail"] if r["failed"]]
+    if failures:
+        out += ["", "The model's failures:", "", "| document | source | kind | message |", "|---|---|---|---|"]
+        out += [
+            f"| {r['case']} | {r['source']} | {r['failed']['kind']} | {_cell(r['failed']['message'], 160)} |"
+            for r in failures
+        ]
+    out += ["", *_model_cost_lines(run), ""]
+    out += _disagreement_lines(run["disagreements"], model["failed"])
+    if run.get("builtin_whole_corpus"):
+        whole = run["builtin_whole_corpus"]
+        out += [
+            "",
+            f"# The built-in extractor on the whole corpus ({whole['cases']} documents, as without --provider)",
+            "",
+        ]
+        out += _extraction_tables(whole, " — built-in extractor, whole corpus")
+    else:
+        out.append("")
+    out += _corruption_tables(run["corruption"])
     return "\n".join(out) + "\n"
+
+
+def _model_cost_lines(run: dict[str, Any]) -> list[str]:
+    stats, prices = run["model"]["model_calls"], run["prices"]
+    out = ["## The model's latency, tokens and cost", ""]
+    if not stats:
+        return [*out, "No model call was made."]
+
+    def tokens(value: float | None) -> str:
+        return "–" if value is None else f"{value:,.0f}"
+
+    out += [
+        "| calls | mean latency | p95 latency | max latency | mean tokens in | mean tokens out | evidence relocated |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {stats['calls']} | {stats['mean_ms']:,} ms | {stats['p95_ms']:,} ms | {stats['max_ms']:,} ms "
+        f"| {tokens(stats['mean_input_tokens'])} | {tokens(stats['mean_output_tokens'])} "
+        f"| {stats['evidence_relocated']} |",
+        "",
+        "Latency is each call's wall time (failed calls included), one call at a time; p95 is nearest-rank.",
+        "",
+    ]
+    cost, example = prices["cost_per_1000_documents_usd"], prices["example_cost_per_1000_documents_usd"]
+    if cost is None:
+        return [*out, "No token counts were reported, so no cost per document."]
+    tokens_from = f"from the mean tokens of the {stats['with_token_counts']} calls that reported them"
+    if prices["input_per_million"] or prices["output_per_million"]:
+        out.append(
+            f"Cost per 1,000 documents: ${cost:,.2f} at ${prices['input_per_million']} / "
+            f"${prices['output_per_million']} per million input / output tokens ({tokens_from})."
+        )
+    else:
+        at = "at $0 (local)" if run["provider"]["provider"] == "local" else "at $0 (no --price-… given)"
+        out.append(
+            f"Cost per 1,000 documents: ${cost:,.2f} {at}; at an example price of ${EXAMPLE_PRICES[0]:.2f} / "
+            f"${EXAMPLE_PRICES[1]:.2f} per million input / output tokens the same tokens would cost ${example:,.2f} "
+            f"({tokens_from}; counted by this model's tokenizer, another model's differs)."
+        )
+    return out
+
+
+def _disagreement_lines(disagreements: dict[str, Any], failed: int) -> list[str]:
+    left_out = f" The {failed} documents the model failed on are left out." if failed else ""
+    out = [
+        "## Where they disagree",
+        "",
+        "Documents per field where one extractor was right (every value the truth knows, nothing extra) and the "
+        f"other was not.{left_out}",
+        "",
+        "| field | model right, rules wrong | rules right, model wrong | both wrong |",
+        "|---|---:|---:|---:|",
+    ]
+    if not disagreements:
+        return [*out[:-2], "No document to compare: the model answered none."]
+    for name, d in disagreements.items():
+        out.append(f"| {name} | {d['model_right_rules_wrong']} | {d['rules_right_model_wrong']} | {d['both_wrong']} |")
+    examples = [
+        (name, which, example)
+        for name, d in disagreements.items()
+        for which in ("model_right_rules_wrong", "rules_right_model_wrong")
+        for example in d["examples"].get(which, [])
+    ]
+    if examples:
+        out += [
+            "",
+            "Examples (up to 5 per field and direction):",
+            "",
+            "| field | right | document | truth | built-in extractor | model |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {name} | {'model' if which == 'model_right_rules_wrong' else 'rules'} "
+            f"| {_cell(e['case'], 50)} ({e['source']}) | {_cell(e['truth'])} | {_cell(e['builtin'])} "
+            f"| {_cell(e['model'])} |"
+            for name, which, e in examples
+        ]
+    return out
+
+
+# --- the model's provider ------------------------------------------------------------------------------
+
+
+def local_setup() -> dict[str, Any]:
+    local = settings.LOCAL_MODEL
+    return {
+        "provider": "local",
+        "base_url": f"http://{local['host']}:{local['port']}/v1",
+        "health_url": f"http://{local['host']}:{local['port']}/health",
+        "model": local["weights"],
+        "api_key_env": "LOCAL_MODEL_API_KEY",
+        "structured_output": "json_schema",
+        "answer_format": "quotes",
+        "token_limit_parameter": "max_tokens",
+        "sampling": {"temperature": 0, "repeat_penalty": 1.0},
+    }
+
+
+def local_server_answers(url: str, timeout: float = 2.0) -> str | None:
+    """None if ``GET url`` answers 200 within ``timeout``, else what went wrong."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return None if response.status == 200 else f"HTTP {response.status}"
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code}"  # llama-server answers 503 while it loads the weights
+    except (OSError, ValueError) as error:
+        return f"{type(error).__name__}: {getattr(error, 'reason', error)}"
+
+
+def build_provider(setup: dict[str, Any]) -> Any:
+    from extraction.providers.openai_compat import OpenAIProvider
+
+    return OpenAIProvider(
+        base_url=setup["base_url"],
+        api_key=os.environ.get(setup["api_key_env"], "") or "not-needed",
+        token_limit_parameter=setup["token_limit_parameter"],
+        structured_output=setup["structured_output"],
+        answer_format=setup["answer_format"],
+        sampling=setup["sampling"],
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-ocr", action="store_true", help="skip the PNG (OCR) cases")
     parser.add_argument("--json", type=Path, help="the JSON's path (default: bench/results/accuracy-<UTC time>.json)")
+    parser.add_argument(
+        "--provider",
+        choices=("builtin", "local", "openai"),
+        default="builtin",
+        help="who answers beside the built-in extractor: nobody (builtin, the default), the local model server "
+        "(settings.LOCAL_MODEL), or an OpenAI-compatible endpoint (--base-url, --model)",
+    )
+    parser.add_argument(
+        "--sample",
+        "--limit",
+        dest="sample",
+        type=int,
+        metavar="N",
+        help="a deterministic sample of N documents, round-robin over the sources (default: all)",
+    )
+    parser.add_argument("--base-url", help="openai: the endpoint's base URL, e.g. https://api.openai.com/v1")
+    parser.add_argument("--model", help="openai: the model name")
+    parser.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="openai: the variable holding the API key (OPENAI_API_KEY)"
+    )
+    parser.add_argument("--structured-output", choices=DIALECTS, default="openai_strict", help="openai: the dialect")
+    parser.add_argument("--answer-format", choices=ANSWER_FORMATS, default="invoice.v1", help="openai: the format")
+    parser.add_argument("--price-input-per-million", type=float, default=0.0, metavar="USD")
+    parser.add_argument("--price-output-per-million", type=float, default=0.0, metavar="USD")
     args = parser.parse_args()
+    if args.sample is not None and args.sample < 1:
+        parser.error("--sample must be at least 1")
+    setup: dict[str, Any] | None = None
+    if args.provider == "local":
+        setup = local_setup()
+        problem = local_server_answers(setup["health_url"])
+        if problem:
+            print(
+                f"accuracy.py: the local model server does not answer GET {setup['health_url']} within 2 s "
+                f"({problem}).\nStart it with `.venv/bin/python manage.py local_model serve` (once installed by "
+                "`bin/setup --with-local-model`), or choose another --provider.",
+                file=sys.stderr,
+            )
+            return 2
+    elif args.provider == "openai":
+        if not args.base_url or not args.model:
+            parser.error("--provider openai needs --base-url and --model")
+        if not os.environ.get(args.api_key_env):
+            print(f"accuracy.py: {args.api_key_env} is not set; calling without an API key", file=sys.stderr)
+        setup = {
+            "provider": "openai",
+            "base_url": args.base_url,
+            "model": args.model,
+            "api_key_env": args.api_key_env,
+            "structured_output": args.structured_output,
+            "answer_format": args.answer_format,
+            "token_limit_parameter": "max_completion_tokens",
+            "sampling": None,
+        }
     started = time.monotonic()
-    extraction = run_extraction(collect_cases(ocr=not args.no_ocr))
-    corruption = run_corruption()
-    result = {
-        "policy_version": POLICY_VERSION,
-        "extraction": extraction,
-        "corruption": corruption,
-        "seconds": round(time.monotonic() - started, 1),
+    cases = collect_cases(ocr=not args.no_ocr)
+    chosen = stratified_sample(cases, args.sample) if args.sample else cases
+    documents_info = {
+        "sample": args.sample,
+        "of": len(cases),
+        "source_order": source_order({case.source for case in cases}),
+        "cases": [{"case": case.name, "source": case.source} for case in chosen],
     }
-    harness.publish_results("accuracy", lambda: print(markdown(extraction, corruption)), result, json_path=args.json)
+    if setup is None:
+        extraction = run_extraction(chosen)
+        corruption = run_corruption()
+        result = {
+            "policy_version": POLICY_VERSION,
+            "extraction": extraction,
+            "corruption": corruption,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        note = ""
+        if args.sample:
+            result["documents"] = documents_info
+            note = (
+                f"On the stratified sample of {len(chosen)} of the {len(cases)} documents (`--sample {args.sample}`)."
+            )
+        harness.publish_results(
+            "accuracy", lambda: print(markdown(extraction, corruption, note)), result, json_path=args.json
+        )
+    else:
+        provider = build_provider(setup)
+        model_max_tokens, model_timeout = 3000, 600
+        print(
+            f"accuracy.py: {setup['model']} ({setup['provider']}) on {len(chosen)} documents, one at a time "
+            "(a local model takes about 30–60 s per document)",
+            file=sys.stderr,
+            flush=True,
+        )
+        texts = [case.load() for case in chosen]
+        builtin = run_extraction(chosen, documents=texts)
+        try:
+            model = run_extraction(
+                chosen,
+                ModelExtractor(
+                    provider, setup["model"], max_output_tokens=model_max_tokens, timeout_seconds=model_timeout
+                ),
+                documents=texts,
+                progress=setup["provider"],
+            )
+        finally:
+            provider.close()
+        whole = run_extraction(cases) if len(chosen) < len(cases) else None
+        corruption = run_corruption()
+        stats = model["model_calls"]
+        result = {
+            "policy_version": POLICY_VERSION,
+            "provider": {
+                **{k: v for k, v in setup.items() if k != "health_url"},
+                "max_output_tokens": model_max_tokens,
+                "timeout_seconds": model_timeout,
+            },
+            "prices": {
+                "input_per_million": args.price_input_per_million,
+                "output_per_million": args.price_output_per_million,
+                "cost_per_1000_documents_usd": cost_per_thousand(
+                    stats, args.price_input_per_million, args.price_output_per_million
+                ),
+                "example_prices_per_million": list(EXAMPLE_PRICES),
+                "example_cost_per_1000_documents_usd": cost_per_thousand(stats, *EXAMPLE_PRICES),
+            },
+            "documents": documents_info,
+            "builtin": builtin,
+            "model": model,
+            "disagreements": compare(chosen, builtin, model),
+            "builtin_whole_corpus": whole,
+            "corruption": corruption,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        harness.publish_results("accuracy", lambda: print(markdown_side_by_side(result)), result, json_path=args.json)
     missed = sum(r["applied"] - r["caught"] for r in corruption["corruptions"].values())
     return 1 if missed else 0
 

@@ -357,6 +357,7 @@ if EXTRACTION_PROVIDER == "local":
     # bind (no quota), the slots and each slot's context do.
     _default_pool: dict[str, Any] = {
         "provider": "openai",
+        "provider_name": "llama.cpp",
         "model": LOCAL_MODEL["weights"],
         "base_url": f"http://{LOCAL_MODEL['host']}:{LOCAL_MODEL['port']}/v1",
         "api_key_env": "LOCAL_MODEL_API_KEY",
@@ -369,7 +370,7 @@ if EXTRACTION_PROVIDER == "local":
         "requests_per_minute": env_int("POOL_REQUESTS_PER_MINUTE", 600),
         "tokens_per_minute": env_int("POOL_TOKENS_PER_MINUTE", 10_000_000),
         "max_in_flight": env_int("POOL_MAX_IN_FLIGHT", LOCAL_MODEL["slots"]),
-        "reserved_tokens": env_int("POOL_RESERVED_TOKENS", 0),
+        "reserved_tokens": env_int("POOL_RESERVED_TOKENS", 4000),
         "budget": "requests",
         "kv_cache_tokens": 0,
         # Where its /metrics, /slots and /tokenize are (extraction/providers/local/telemetry.py).
@@ -436,6 +437,7 @@ METRICS_COLLECTORS = [
     "extraction.execution.metrics.collect",
     "extraction.outbox.metrics.collect",
     "extraction.capacity.metrics.collect",
+    "extraction.providers.local.metrics.collect",
 ]
 # A count in /metrics is exact up to this many rows, then the planner's estimate.
 METRICS_EXACT_COUNT_CAP = env_int("METRICS_EXACT_COUNT_CAP", 100_000)

@@ -8,4 +8,5 @@ pytest_plugins = [
     "tests.fixtures.settings",
     "tests.fixtures.tenants",
     "tests.fixtures.system",
+    "tests.fixtures.local_model",
 ]

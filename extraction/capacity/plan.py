@@ -129,6 +129,8 @@ class ObservedStats:
     attempts_per_job: float | None
     finished_jobs: int
     window_seconds: float
+    mean_tokens: float | None = None  # input + output tokens the provider reported per answered attempt
+    counted_attempts: int = 0
 
 
 def policies_of_pool(pool: str) -> list[str]:
@@ -158,7 +160,7 @@ def observed_stats(
                 "answered": [str(o) for o in _ANSWERED],
             },
         )
-        mean_latency_ms, answered, mean_attempts, finished = cursor.fetchone()
+        mean_latency_ms, answered, mean_attempts, finished, mean_tokens, counted = cursor.fetchone()
     if not answered and not finished:
         return None
     return ObservedStats(
@@ -167,6 +169,8 @@ def observed_stats(
         attempts_per_job=float(mean_attempts) if finished else None,
         finished_jobs=int(finished),
         window_seconds=window_seconds,
+        mean_tokens=float(mean_tokens) if counted else None,
+        counted_attempts=int(counted),
     )
 
 
@@ -287,7 +291,16 @@ def plan_inputs_for_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
     """A configured pool's inputs: its live limits, the ledger's statistics and its backlog;
     a value given on the command line wins (a what-if), a missing statistic is assumed."""
     limits = limiter.pool_limits(pool)
-    reserved = _given(overrides.reserved_tokens) or _configured(limits.reserved_tokens)
+    stats = observed_stats(pool)
+    window = f"{stats.window_seconds / 60:g} min" if stats else ""
+    # What a request really costs, where the provider reported it, plans better than the
+    # configured reservation.
+    reserved = _given(overrides.reserved_tokens)
+    if reserved is None and stats is not None and stats.mean_tokens is not None:
+        reserved = PlanValue(
+            stats.mean_tokens, "observed", f"mean tokens of {_counted(stats.counted_attempts, 'answered attempt')}"
+        )
+    reserved = reserved or _configured(limits.reserved_tokens)
     kv_tokens = None
     if limits.budget == "kv_tokens" or overrides.kv_cache_tokens is not None:
         kv_tokens = _given(overrides.kv_cache_tokens) or _configured(limits.kv_cache_tokens)
@@ -300,8 +313,6 @@ def plan_inputs_for_pool(pool: str, overrides: PlanOverrides) -> PlanInputs:
         if kv_tokens is not None
         else _configured(limits.max_in_flight)
     )
-    stats = observed_stats(pool)
-    window = f"{stats.window_seconds / 60:g} min" if stats else ""
     latency = _given(overrides.mean_latency_seconds)
     if latency is None and stats is not None and stats.mean_latency_seconds is not None:
         latency = PlanValue(

@@ -6,13 +6,13 @@
 -- ``sample`` rows), kept when in the window and of the pool's policies. Their finished jobs'
 -- spent attempts are then counted through the ledger's (job_id, fence) index.
 WITH recent AS (
-    SELECT a.job_id, a.outcome, a.latency_ms, a.started_at
+    SELECT a.job_id, a.outcome, a.latency_ms, a.input_tokens, a.output_tokens, a.started_at
       FROM extraction_attempts a
      ORDER BY a.id DESC
      LIMIT %(sample)s
 )
 , in_pool AS (
-    SELECT r.job_id, r.outcome, r.latency_ms, j.state
+    SELECT r.job_id, r.outcome, r.latency_ms, r.input_tokens, r.output_tokens, j.state
       FROM recent r
       JOIN extraction_jobs j ON j.id = r.job_id
      WHERE r.started_at >= now() - make_interval(secs => %(window)s)
@@ -26,7 +26,11 @@ WITH recent AS (
 SELECT (SELECT avg(latency_ms) FROM in_pool WHERE latency_ms IS NOT NULL AND outcome = ANY(%(answered)s)),
        (SELECT count(*) FROM in_pool WHERE latency_ms IS NOT NULL AND outcome = ANY(%(answered)s)),
        (SELECT avg(attempts) FROM finished WHERE attempts > 0),
-       (SELECT count(*) FROM finished WHERE attempts > 0)
+       (SELECT count(*) FROM finished WHERE attempts > 0),
+       (SELECT avg(input_tokens + output_tokens) FROM in_pool
+         WHERE input_tokens IS NOT NULL AND output_tokens IS NOT NULL AND outcome = ANY(%(answered)s)),
+       (SELECT count(*) FROM in_pool
+         WHERE input_tokens IS NOT NULL AND output_tokens IS NOT NULL AND outcome = ANY(%(answered)s))
 
 
 -- name: pool_backlog

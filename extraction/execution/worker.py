@@ -290,6 +290,8 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
                 limiter.start_cooldown(
                     binding.pool, seconds=exc.retry_after_seconds or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS
                 )
+            if binding.local_server and _server_not_serving(exc):
+                return _wait_for_local_server(claim, exc, binding.pool)
             return _after_provider_error(claim, exc, provider.name)
         except BaseException:
             limiter.release(granted, actual_tokens=None)  # unknown: keep the reservation
@@ -353,6 +355,29 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         return "completed" if completed else "stale"
     finally:
         rt.untrack(claim)
+
+
+def _server_not_serving(error: ProviderError) -> bool:
+    """A local server that refused the connection or answered 503 (still loading its model)
+    did no work: the call never ran."""
+    return not error.request_sent or error.http_status == 503
+
+
+def _wait_for_local_server(claim: Claim, error: ProviderError, pool: str) -> str:
+    """Our own model server is restarting: the pool has no capacity until it is back. The job is
+    handed back unspent and the pool cools down, rather than spending the attempts a restart
+    takes (a crash mid-call was already counted when the call broke)."""
+    wait = settings.CAPACITY_UNAVAILABLE_RETRY_SECONDS
+    limiter.start_cooldown(pool, seconds=wait)
+    with db_step():
+        lifecycle.hand_back(
+            claim,
+            available_in_seconds=wait + random.uniform(0, settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS),
+            outcome=AttemptOutcome.CAPACITY_DEFERRED,
+            detail=f"pool {pool}: local model server not serving: {error}",
+        )
+    logger.info("waiting for the local model server", extra={**claim.log_extra(), "pool": pool, "error": str(error)})
+    return "deferred"
 
 
 def _billed_tokens(error: ProviderError) -> int | None:

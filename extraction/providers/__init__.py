@@ -21,6 +21,7 @@ class PoolBinding:
     provider: Provider
     model: str
     max_output_tokens: int
+    local_server: str = ""  # the base URL of our own model server, for a local pool
 
 
 _bindings: dict[str, PoolBinding] = {}
@@ -44,6 +45,7 @@ def _build(pool_name: str) -> PoolBinding:
             structured_output=config.get("structured_output", "openai_strict"),
             answer_format=config.get("answer_format", "invoice.v1"),
             sampling=config.get("sampling"),
+            name=config.get("provider_name", "openai"),
         )
     else:
         raise ValueError(f"provider pool {pool_name!r}: unknown provider {kind!r}")
@@ -52,6 +54,7 @@ def _build(pool_name: str) -> PoolBinding:
         provider=provider,
         model=config["model"],
         max_output_tokens=int(config.get("max_output_tokens", 2000)),
+        local_server=config.get("local_server", ""),
     )
 
 

@@ -85,7 +85,9 @@ class OpenAIProvider:
         answer_format: str = "invoice.v1",
         sampling: dict[str, Any] | None = None,
         connect_timeout_seconds: float = 5.0,
+        name: str = "openai",
     ) -> None:
+        self.name = name  # what the attempt ledger records as the provider ("llama.cpp" for a local pool)
         if token_limit_parameter not in ("max_completion_tokens", "max_tokens"):
             raise ValueError(f"unknown token limit parameter {token_limit_parameter!r}")
         self.token_limit_parameter = token_limit_parameter

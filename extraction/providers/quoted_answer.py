@@ -126,7 +126,25 @@ def invoice_from_quotes(answer: Any, document: DocumentText) -> dict[str, Any]:
     invoice["totals"] = {
         key: reader.field(_quote(answer, key), reading, near=end) for key, reading in TOTAL_FIELDS.items()
     }
+    # EN 16931 amounts are positive where the document prints a deduction with a minus: a paid
+    # amount (BT-113), and every amount of a credit note, whose type carries the direction.
+    _drop_sign(invoice["totals"]["prepaid"])
+    amounts = [*invoice["totals"].values()]
+    amounts += [field for line in invoice["lines"] for key, field in line.items() if LINE_FIELDS[key] == "amount"]
+    if kind == "credit_note" and any(_negative(field) for field in amounts):
+        for field in amounts:
+            _drop_sign(field)
     return invoice
+
+
+def _negative(field: dict[str, Any]) -> bool:
+    value = field["value"]
+    return isinstance(value, str) and value.startswith("-")
+
+
+def _drop_sign(field: dict[str, Any]) -> None:
+    if _negative(field):
+        field["value"] = field["value"][1:]
 
 
 def _quote(answer: Mapping[str, Any], key: str, *, where: str = "") -> str | None:

@@ -80,7 +80,8 @@ def find_quote(document: DocumentText, quote: str, *, page: int, near: int) -> t
 
 # Lookarounds by the kind of character a quote starts or ends with.
 _BEFORE = {"digit": r"(?<!\w)(?<!\d[.,])", "separator": r"(?<!\d)", "letter": r"(?<!\w)"}
-_AFTER = {"digit": r"(?!\w)(?![.,]\d)", "separator": r"(?!\d)", "letter": r"(?!\w)"}
+# A number may run into its unit ("5Unit(s)", "20Stk"), never into more digits.
+_AFTER = {"digit": r"(?![\d_])(?![.,]\d)", "separator": r"(?!\d)", "letter": r"(?!\w)"}
 
 
 def _kind(character: str) -> str:

@@ -2,8 +2,11 @@
 
 ``POST /v1/chat/completions`` reads the document back out of our prompt
 (:func:`~extraction.providers.prompt.parse_document_from_messages`) and answers with the builtin
-extractor's ``invoice.v1`` JSON as a Chat Completions response, after a latency drawn from a
-lognormal fitted to a mean and a p95. Around that it behaves like a shared, imperfect provider:
+extractor's ``invoice.v1`` JSON as a Chat Completions response (or, when the request asks for
+the quotes answer format, each field's quote: ``tests/simulator/quotes.py``), after a latency
+drawn from a lognormal fitted to a mean and a p95. It speaks one structured-output dialect
+(``structured_output``, ``tests/simulator/dialects.py``) and refuses the others as the real
+servers do. Around that it behaves like a shared, imperfect provider:
 
 - quotas: requests per minute, tokens per minute (prompt + completion, sliding windows) and
   concurrent requests, answered with 429, ``Retry-After`` / ``retry-after-ms`` and OpenAI's

@@ -20,6 +20,7 @@ from extraction.providers.prompt import parse_document_from_messages
 from tests.simulator import dialects
 from tests.simulator.config import SimulatorConfig
 from tests.simulator.faults import hallucinate, injected_instructions, malformed, obey_injection
+from tests.simulator.quotes import quotes_answer, wants_quotes
 from tests.simulator.state import CHARS_PER_TOKEN, Admission, Extractor, Rejection, SimulatorState, estimate_tokens
 
 # The order in which faults are drawn once a call is admitted; the first that fires wins, so a
@@ -91,7 +92,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     except Exception as error:  # noqa: BLE001 — a bug in the extractor must show as a 500, not a dropped request
         state.outcomes["extractor_error"] += 1
         return _openai_error(500, f"extractor failed: {error!r}", type_="server_error", code=None)
-    content = json.dumps(answer, ensure_ascii=False)
+    quotes = wants_quotes(body.get("response_format"))
+    content = _content(answer, answer, quotes=quotes)
     prompt_tokens = sum(estimate_tokens(str(m.get("content") or "")) + 4 for m in messages)
 
     if state.draw("rate_limit"):
@@ -116,9 +118,17 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         )
 
     try:
-        return await _answer(request, state, config, model, body, document, answer, content, prompt_tokens, admission)
+        return await _answer(
+            request, state, config, model, body, document, answer, content, prompt_tokens, admission, quotes=quotes
+        )
     finally:
         state.release()
+
+
+def _content(answer: dict[str, Any], original: dict[str, Any], *, quotes: bool) -> str:
+    """The "model's" content: the invoice.v1 ``answer`` (perhaps a fault's copy of ``original``),
+    or for a request asking for the quotes answer format, that answer written as quotes."""
+    return json.dumps(quotes_answer(answer, original=original) if quotes else answer, ensure_ascii=False)
 
 
 def _request_summary(request: web.Request, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,6 +146,7 @@ def _request_summary(request: web.Request, body: Mapping[str, Any]) -> dict[str,
         "max_completion_tokens": body.get("max_completion_tokens"),
         "max_tokens": body.get("max_tokens"),
         "schema_beside_json_object": "schema" in response_format,
+        "answer_format": "quotes" if wants_quotes(response_format) else "invoice.v1",
         "sampling": {key: body[key] for key in ("temperature", "repeat_penalty", "top_p", "seed") if key in body},
     }
 
@@ -151,6 +162,8 @@ async def _answer(
     content: str,
     prompt_tokens: int,
     admission: Admission,
+    *,
+    quotes: bool = False,
 ) -> web.StreamResponse:
     orders = injected_instructions(document)
     fault = next(
@@ -178,10 +191,12 @@ async def _answer(
     if fault == "malformed":
         content, outcome = malformed(content), "malformed"
     elif fault == "hallucination":
-        content, outcome = json.dumps(hallucinate(answer, document, state.rng), ensure_ascii=False), "hallucination"
+        # Faults defined on the invoice.v1 answer strike it first; the quotes answer is written from that.
+        content = _content(hallucinate(answer, document, state.rng), answer, quotes=quotes)
+        outcome = "hallucination"
     elif fault == "injection":
         assert orders is not None
-        content, outcome = json.dumps(obey_injection(answer, orders), ensure_ascii=False), "injection_obeyed"
+        content, outcome = _content(obey_injection(answer, orders), answer, quotes=quotes), "injection_obeyed"
     elif fault == "refusal":
         content, refusal, outcome = "", "I'm sorry, I can't help with that.", "refusal"
 

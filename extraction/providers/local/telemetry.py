@@ -33,7 +33,6 @@ class ServerReport:
     slots: int
     slots_busy: int
     context_tokens_per_slot: int
-    context_tokens_used: int  # tokens held in the slots' KV cache now
 
 
 def read(base_url: str, *, session: requests.Session | None = None) -> ServerReport | None:
@@ -52,7 +51,6 @@ def read(base_url: str, *, session: requests.Session | None = None) -> ServerRep
         slots=len(slot_states),
         slots_busy=sum(1 for slot in slot_states if slot.get("is_processing")),
         context_tokens_per_slot=max((int(slot.get("n_ctx") or 0) for slot in slot_states), default=0),
-        context_tokens_used=sum(_cached_tokens(slot) for slot in slot_states),
     )
 
 
@@ -65,12 +63,3 @@ def parse_metrics(text: str) -> dict[str, float]:
             if name in wanted and not sample.labels:
                 values[name] = float(sample.value)
     return values
-
-
-def _cached_tokens(slot: dict) -> int:
-    # Older servers report the slot's cached prompt as "n_past", newer ones as "n_prompt_tokens_cache".
-    for key in ("n_past", "n_prompt_tokens_cache", "n_cache_tokens"):
-        value = slot.get(key)
-        if isinstance(value, int) and value >= 0:
-            return value
-    return 0

@@ -256,3 +256,29 @@ def test_a_given_value_overrides_the_observed_one(pool_setup):
     output = plan_output(pool=pool, mean_latency=60)
     assert "mean latency          60.000 s              given" in output
     assert "0.5000 attempts/s (binding: concurrency)" in output  # 30 / 60 s
+
+
+def test_the_plan_uses_the_tokens_the_provider_reported_per_call(pool_setup):
+    pool, _, tenant = pool_setup
+    for input_tokens, output_tokens in ((2000, 400), (2600, 600)):
+        make_job(tenant, model_policy="p-main")
+        claim = lifecycle.claim_next_job(worker_id="w", policies=["p-main"])
+        assert lifecycle.complete_job(
+            claim,
+            review_required=False,
+            output={},
+            validation={},
+            policy_version="t",
+            report=AttemptReport(
+                outcome=AttemptOutcome.SUCCEEDED,
+                latency_ms=30_000,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+            ),
+        )
+    stats = capacity_plan.observed_stats(pool)
+    assert (stats.mean_tokens, stats.counted_attempts) == (2800.0, 2)
+    output = plan_output(pool=pool)
+    assert "mean tokens of 2 answered attempts" in output
+    # 600,000 / (60 × 2,800) = 3.5714 > 30 / 30 s = 1: the slots bind, not the token budget.
+    assert "1.0000 attempts/s (binding: concurrency)" in output
