@@ -36,6 +36,7 @@ import urllib.error
 import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -463,9 +464,13 @@ def run_extraction(
     *,
     documents: list[DocumentText] | None = None,
     progress: str | None = None,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
     """Score and validate ``extractor``'s answers. ``documents``, if given, are the cases' texts
-    already read; ``progress`` names the extractor on a stderr line per document."""
+    already read; ``progress`` names the extractor on a stderr line per document; ``concurrency``
+    calls at once (a local server's slots)."""
+    texts = documents if documents is not None else [case.load() for case in cases]
+    answers = _answer_all(cases, texts, extractor, concurrency=concurrency, progress=progress)
     per_field: dict[str, Score] = defaultdict(Score)
     per_source: dict[str, Score] = defaultdict(Score)
     source_cases: Counter[str] = Counter()
@@ -475,8 +480,7 @@ def run_extraction(
     failure_kinds: Counter[str] = Counter()
     rows = []
     for index, case in enumerate(cases):
-        document = documents[index] if documents is not None else case.load()
-        answer = extractor(index, case, document)
+        document, answer = texts[index], answers[index]
         output = answer.output if answer.output is not None else _NOTHING
         scores = score_case(case, output)
         for name, score in scores.items():
@@ -547,6 +551,27 @@ def run_extraction(
         "model_calls": _call_stats(rows),
         "cases_detail": rows,
     }
+
+
+def _answer_all(
+    cases: list[Case], texts: list[DocumentText], extractor: Extractor, *, concurrency: int, progress: str | None
+) -> list[Answer]:
+    if concurrency <= 1:
+        return [extractor(index, case, texts[index]) for index, case in enumerate(cases)]
+    answers: dict[int, Answer] = {}
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = {pool.submit(extractor, index, case, texts[index]): index for index, case in enumerate(cases)}
+        for future in as_completed(futures):
+            index = futures[future]
+            answers[index] = future.result()
+            if progress:
+                took = answers[index].seconds or 0.0
+                print(
+                    f"[{progress} answered {len(answers)}/{len(cases)}] {cases[index].name}: {took:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return [answers[index] for index in range(len(cases))]
 
 
 def _values(output: dict[str, Any], scores: dict[str, Score]) -> dict[str, Any]:
@@ -1181,11 +1206,19 @@ def main() -> int:
     )
     parser.add_argument("--structured-output", choices=DIALECTS, default="openai_strict", help="openai: the dialect")
     parser.add_argument("--answer-format", choices=ANSWER_FORMATS, default="invoice.v1", help="openai: the format")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="model calls at once (default: the local server's slots, else 1)",
+    )
     parser.add_argument("--price-input-per-million", type=float, default=0.0, metavar="USD")
     parser.add_argument("--price-output-per-million", type=float, default=0.0, metavar="USD")
     args = parser.parse_args()
     if args.sample is not None and args.sample < 1:
         parser.error("--sample must be at least 1")
+    if args.concurrency is None:
+        args.concurrency = int(settings.LOCAL_MODEL["slots"]) if args.provider == "local" else 1
     setup: dict[str, Any] | None = None
     if args.provider == "local":
         setup = local_setup()
@@ -1259,6 +1292,7 @@ def main() -> int:
                 ),
                 documents=texts,
                 progress=setup["provider"],
+                concurrency=args.concurrency,
             )
         finally:
             provider.close()

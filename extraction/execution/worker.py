@@ -255,7 +255,12 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         binding = provider_for_policy(claim.model_policy)
         provider = binding.provider
         limits = limiter.pool_limits(binding.pool)
-        tokens = reservation(document.full_text, model=binding.model, max_output_tokens=binding.max_output_tokens)
+        tokens = reservation(
+            document.full_text,
+            model=binding.model,
+            max_output_tokens=binding.max_output_tokens,
+            tokenizer_url=binding.local_server,
+        )
         granted = limiter.acquire(limits, tokens=tokens)
         if isinstance(granted, limiter.Denial):
             # BP-3/RTY-2: no attempt burnt, no connection or delivery held while waiting.

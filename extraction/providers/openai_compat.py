@@ -73,8 +73,6 @@ class OpenAIProvider:
     kept for the thread's life (:meth:`_client`).
     """
 
-    name = "openai"
-
     def __init__(
         self,
         *,
@@ -104,10 +102,10 @@ class OpenAIProvider:
         self.answer_format = answer_format
         # Built once: the strict form is a deep transformation of a schema that never changes.
         if answer_format == "quotes":
-            name, schema = QUOTES_SCHEMA_NAME, quotes_json_schema()
+            schema_name, schema = QUOTES_SCHEMA_NAME, quotes_json_schema()
         else:
-            name, schema = JSON_SCHEMA_NAME, invoice_v1_json_schema()
-        self._response_format = response_format(self.structured_output, name=name, schema=schema)
+            schema_name, schema = JSON_SCHEMA_NAME, invoice_v1_json_schema()
+        self._response_format = response_format(self.structured_output, name=schema_name, schema=schema)
         self.connect_timeout_seconds = connect_timeout_seconds
         self._base_url = base_url
         self._api_key = api_key

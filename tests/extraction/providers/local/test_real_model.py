@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import requests
 
 from extraction.models import Attempt, ExtractionJob, ExtractionResult, OutboxEvent, Supplier
 from tests.factories import submit
@@ -180,3 +181,18 @@ def test_metrics_show_what_the_local_server_reports_beside_the_pool(client, db, 
     assert 'extraction_local_model_requests_deferred{pool="local-test"} 0' in body
     assert "# TYPE extraction_local_model_tokens_predicted_total counter" in body
     assert 'extraction_pool_limit{pool="local-test",dimension="in_flight"} 2' in body
+
+
+def test_a_local_pools_estimate_counts_with_the_served_models_tokenizer(local_model):
+    from extraction.capacity.tokens import PROMPT_OVERHEAD_TOKENS, estimate_prompt_tokens, served_token_count
+
+    text = SHORT_INVOICE
+    tokens = requests.post(f"{local_model.base_url}/tokenize", json={"content": text}, timeout=10).json()["tokens"]
+    assert served_token_count(text, local_model.base_url) == len(tokens)
+    assert (
+        estimate_prompt_tokens(text, "any", tokenizer_url=local_model.base_url) == len(tokens) + PROMPT_OVERHEAD_TOKENS
+    )
+    # A server that does not answer: the rule of thumb, and nothing remembered from the failure.
+    silent = f"http://127.0.0.1:{free_port()}"
+    assert served_token_count(text, silent) is None
+    assert estimate_prompt_tokens(text, "any", tokenizer_url=silent) == estimate_prompt_tokens(text, "any")
