@@ -24,12 +24,14 @@ report: bench/README.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import random
 import re
 import sys
+import threading
 import time
 import traceback
 import urllib.error
@@ -414,13 +416,42 @@ class ModelExtractor:
     ``relocate_evidence``. A provider error or an answer that is not ``invoice.v1`` is that
     document's failure, never the run's."""
 
-    def __init__(self, provider: Any, model: str, *, max_output_tokens: int = 3000, timeout_seconds: float = 600):
+    def __init__(
+        self,
+        provider: Any,
+        model: str,
+        *,
+        max_output_tokens: int = 3000,
+        timeout_seconds: float = 600,
+        answers_log: Path | None = None,
+    ):
         self.provider = provider
         self.model = model
         self.max_output_tokens = max_output_tokens
         self.timeout_seconds = timeout_seconds
+        # A run of an hour must survive an interruption: every answer is appended to the log as it
+        # arrives, and a run with the same log takes the answers it holds instead of calling again.
+        self.answers_log = answers_log
+        self._logged = _read_answers(answers_log, model) if answers_log else {}
+        self._log_lock = threading.Lock()
 
     def __call__(self, index: int, case: Case, document: DocumentText) -> Answer:
+        key = f"{case.source}/{case.name}"
+        if key in self._logged:
+            return self._logged[key]
+        answer = self._call(index, document)
+        if (answer.error or {}).get("kind") != "bench_error":  # a bug of ours is not the model's answer
+            self._append(key, answer)
+        return answer
+
+    def _append(self, key: str, answer: Answer) -> None:
+        if self.answers_log is None:
+            return
+        record = {"model": self.model, "case": key, **dataclasses.asdict(answer)}
+        with self._log_lock, self.answers_log.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def _call(self, index: int, document: DocumentText) -> Answer:
         request = ProviderRequest(
             job_id=f"bench-accuracy-{index:04d}",
             attempt=1,
@@ -452,6 +483,18 @@ class ModelExtractor:
         invoice, relocations = relocate_evidence(invoice, document)
         answer.output, answer.relocated = invoice.to_json_dict(), len(relocations)
         return answer
+
+
+def _read_answers(path: Path, model: str) -> dict[str, Answer]:
+    if not path.exists():
+        return {}
+    answers: dict[str, Answer] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.pop("model") == model:
+            case = record.pop("case")
+            answers[case] = Answer(**record)
+    return answers
 
 
 def _failure(kind: str, message: str) -> dict[str, str]:
@@ -1207,6 +1250,12 @@ def main() -> int:
     parser.add_argument("--structured-output", choices=DIALECTS, default="openai_strict", help="openai: the dialect")
     parser.add_argument("--answer-format", choices=ANSWER_FORMATS, default="invoice.v1", help="openai: the format")
     parser.add_argument(
+        "--answers-log",
+        type=Path,
+        help="append each model answer to this JSON-lines file, and take the answers it already holds "
+        "for the same model instead of calling again (resume an interrupted run; delete it after a prompt change)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=None,
@@ -1277,8 +1326,8 @@ def main() -> int:
         provider = build_provider(setup)
         model_max_tokens, model_timeout = 3000, 600
         print(
-            f"accuracy.py: {setup['model']} ({setup['provider']}) on {len(chosen)} documents, one at a time "
-            "(a local model takes about 30–60 s per document)",
+            f"accuracy.py: {setup['model']} ({setup['provider']}) on {len(chosen)} documents, "
+            f"{args.concurrency} at a time (a local model on two cores takes about a minute per document)",
             file=sys.stderr,
             flush=True,
         )
@@ -1288,7 +1337,11 @@ def main() -> int:
             model = run_extraction(
                 chosen,
                 ModelExtractor(
-                    provider, setup["model"], max_output_tokens=model_max_tokens, timeout_seconds=model_timeout
+                    provider,
+                    setup["model"],
+                    max_output_tokens=model_max_tokens,
+                    timeout_seconds=model_timeout,
+                    answers_log=args.answers_log,
                 ),
                 documents=texts,
                 progress=setup["provider"],
