@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from extraction.intake.text import DocumentText
+from extraction.providers.builtin.header import document_type_of_title
 from extraction.providers.builtin.readings import (
     decimal_text,
     read_amounts,
@@ -96,6 +97,9 @@ def invoice_from_quotes(answer: Any, document: DocumentText) -> dict[str, Any]:
     if kind not in DOCUMENT_TYPES:
         raise QuotedAnswerError(f"document_type {kind!r} is not one of {', '.join(DOCUMENT_TYPES)}")
     title = _quote(answer, "document_title")
+    # The printed title decides where it says something: a small model calls a "Rechnung (380)"
+    # a credit note, and a credit note flips the direction of every amount in the ERP.
+    kind = (document_type_of_title(title) if title else None) or kind
     invoice: dict[str, Any] = {
         "schema": SCHEMA_ID,
         "document_type": {"value": kind, "evidence": reader.evidence(title, near=(1, 0)) if title else None},

@@ -39,6 +39,17 @@ _TYPE_CODE = re.compile(r"\((\d{3})\)")
 _CREDIT_TYPE_CODES = {"381", "396", "81", "83", "532"}
 
 
+def document_type_of_title(title: str) -> str | None:
+    """What a printed title says the document is: its UNTDID 1001 code if it shows one, else
+    its words ("Gutschrift" a credit note, "Rechnung" an invoice); None if it says neither."""
+    code = _TYPE_CODE.search(title)
+    if code:
+        return "credit_note" if code[1] in _CREDIT_TYPE_CODES else "invoice"
+    if _CREDIT_NOTE.search(title):
+        return "credit_note"
+    return "invoice" if _INVOICE_TITLE.search(title) else None
+
+
 def find_document_type(ctx: Context) -> Found | None:
     # A printed UNTDID 1001 code ("Gutschrift (389)") says what the German word cannot: a
     # self-billed "Gutschrift" is an invoice, a supplier's "Gutschrift" is a credit note.

@@ -373,6 +373,27 @@ def test_a_credit_note_keeps_its_type_and_title():
     assert invoice["document_type"] == field("credit_note", at(page, "GUTSCHRIFT"))
 
 
+@pytest.mark.parametrize(
+    ("claimed", "title", "decided"),
+    [
+        ("credit_note", "Handelsrechnung (380)", "invoice"),  # the type code decides
+        ("invoice", "GUTSCHRIFT", "credit_note"),
+        ("credit_note", "RECHNUNG", "invoice"),
+        ("invoice", "Avoir (381)", "credit_note"),
+        ("credit_note", "Gutschrift (389)", "invoice"),  # a self-billed invoice
+        ("credit_note", "Muster GmbH", "credit_note"),  # a title that says neither: the model's word
+    ],
+)
+def test_the_printed_title_decides_the_document_type_over_the_model(claimed, title, decided):
+    page = f"{title}\nNr. 17\nSumme 10,00\n"
+
+    invoice = invoice_from_quotes(
+        empty_answer(document_type=claimed, document_title=title), DocumentText(pages=(page,))
+    )
+
+    assert invoice["document_type"] == field(decided, at(page, title))
+
+
 def test_totals_are_found_nearest_the_end_of_the_last_page():
     first = "Muster GmbH\nPos 1  Beratung  1  500,00  500,00\n"
     last = "Übertrag 500,00\nSumme netto 500,00\nMwSt. 19 % 95,00\nGesamt 595,00\n"
