@@ -1121,7 +1121,8 @@ def _model_cost_lines(run: dict[str, Any]) -> list[str]:
         f"| {tokens(stats['mean_input_tokens'])} | {tokens(stats['mean_output_tokens'])} "
         f"| {stats['evidence_relocated']} |",
         "",
-        "Latency is each call's wall time (failed calls included), one call at a time; p95 is nearest-rank.",
+        "Latency is each call's wall time (failed calls included), with as many calls at once as "
+        "`--concurrency` allows (the local server's slots share its two cores); p95 is nearest-rank.",
         "",
     ]
     cost, example = prices["cost_per_1000_documents_usd"], prices["example_cost_per_1000_documents_usd"]
