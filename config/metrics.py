@@ -88,18 +88,26 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
 
 def collect() -> list[Metric]:
     """Every collector the settings list (``METRICS_COLLECTORS``), in one read-only transaction
-    whose statements a slow disk cannot hold up for long."""
+    whose statements a slow disk cannot hold up for long; then the collectors that ask another
+    server (``METRICS_SERVICE_COLLECTORS``), after it, so their network waits hold no transaction."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(SCRAPE_STATEMENT_TIMEOUT_MS)])
         metrics: list[Metric] = []
         for collector in collectors():
             metrics += collector(cursor)
+    for service_collector in service_collectors():
+        metrics += service_collector()
     return metrics
 
 
 @functools.cache
 def collectors() -> tuple[Callable[[CursorWrapper], list[Metric]], ...]:
     return tuple(import_string(path) for path in settings.METRICS_COLLECTORS)
+
+
+@functools.cache
+def service_collectors() -> tuple[Callable[[], list[Metric]], ...]:
+    return tuple(import_string(path) for path in settings.METRICS_SERVICE_COLLECTORS)
 
 
 def exact_count_cap() -> int:

@@ -437,8 +437,9 @@ METRICS_COLLECTORS = [
     "extraction.execution.metrics.collect",
     "extraction.outbox.metrics.collect",
     "extraction.capacity.metrics.collect",
-    "extraction.providers.local.metrics.collect",
 ]
+# Collectors that read another server over the network; called after the scrape's transaction.
+METRICS_SERVICE_COLLECTORS = ["extraction.providers.local.metrics.collect"]
 # A count in /metrics is exact up to this many rows, then the planner's estimate.
 METRICS_EXACT_COUNT_CAP = env_int("METRICS_EXACT_COUNT_CAP", 100_000)
 

@@ -1,10 +1,10 @@
-"""Local model servers as ``/metrics`` reports them (config.metrics calls ``collect``), beside the
-pool's headroom that extraction.capacity.metrics reports: BP-6 for a server we run ourselves."""
+"""Local model servers as ``/metrics`` reports them (config.metrics calls ``collect`` after its
+database transaction), beside the pool's headroom that extraction.capacity.metrics reports: BP-6
+for a server we run ourselves."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.backends.utils import CursorWrapper
 
 from config.metrics import Metric, Sample
 from extraction.providers.local import telemetry
@@ -17,7 +17,7 @@ def local_server_pools() -> dict[str, str]:
     }
 
 
-def collect(_cursor: CursorWrapper) -> list[Metric]:
+def collect() -> list[Metric]:
     up = Metric("extraction_local_model_up", "1 when the pool's local model server answered this scrape.")
     slots = Metric("extraction_local_model_slots", "Requests the server can serve at once (its slots).")
     busy = Metric("extraction_local_model_slots_busy", "Slots generating now.")
