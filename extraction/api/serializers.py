@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, Max, Q, Sum
 from rest_framework import serializers
 
 from config.serializers import StrictSerializer
@@ -87,20 +87,26 @@ def result_body(job: ExtractionJob, *, with_usage: bool = False) -> dict[str, An
 
 
 def result_usage(job: ExtractionJob, result: ExtractionResult) -> dict[str, Any]:
-    """What the result cost: the winning attempt's latency and tokens, and every attempt's tokens."""
-    winning = Attempt.objects.filter(job=job, fence=result.fence).only("latency_ms", "input_tokens", "output_tokens")
-    attempt = winning.first()
-    spent = Attempt.objects.filter(job=job).aggregate(
-        attempts=Count("id"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens")
+    """What the result cost: the winning attempt's latency and tokens, and every attempt's tokens
+    (one aggregate over the job's ledger rows; the fence is unique per job)."""
+    winning = Q(fence=result.fence)
+    # An alias may not repeat a column another aggregate reads, hence the "winning_" names.
+    usage = Attempt.objects.filter(job=job).aggregate(
+        winning_latency_ms=Max("latency_ms", filter=winning),
+        winning_input_tokens=Max("input_tokens", filter=winning),
+        winning_output_tokens=Max("output_tokens", filter=winning),
+        attempts=Count("id"),
+        all_attempts_input_tokens=Sum("input_tokens"),
+        all_attempts_output_tokens=Sum("output_tokens"),
     )
     return {
         "provider": result.provider,
-        "latency_ms": attempt.latency_ms if attempt else None,
-        "input_tokens": attempt.input_tokens if attempt else None,
-        "output_tokens": attempt.output_tokens if attempt else None,
-        "attempts": spent["attempts"],
-        "all_attempts_input_tokens": spent["input_tokens"],
-        "all_attempts_output_tokens": spent["output_tokens"],
+        "latency_ms": usage["winning_latency_ms"],
+        "input_tokens": usage["winning_input_tokens"],
+        "output_tokens": usage["winning_output_tokens"],
+        "attempts": usage["attempts"],
+        "all_attempts_input_tokens": usage["all_attempts_input_tokens"],
+        "all_attempts_output_tokens": usage["all_attempts_output_tokens"],
     }
 
 
