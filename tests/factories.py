@@ -23,7 +23,9 @@ from accounts.models import ApiToken, Role, Tenant, TenantUsage, create_tenant
 from extraction.execution import lifecycle
 from extraction.intake.acceptance import REQUESTED_EVENT, JobRequest, accept_job
 from extraction.intake.documents import store_document
+from extraction.intake.text import DocumentText
 from extraction.models import AttemptOutcome, Document, ExtractionJob, JobState, OutboxEvent
+from extraction.providers.base import ProviderRequest
 from tests.system import ROOT
 
 INVOICES = ROOT / "testdata" / "invoices"
@@ -212,3 +214,25 @@ def submit(
     resp = ctx.client.post("/api/v1/extraction-jobs", body, format="json", HTTP_IDEMPOTENCY_KEY=key or uuid.uuid4().hex)
     assert resp.status_code == 202, resp.content
     return resp.json()["job_id"]
+
+
+def provider_request(
+    document: DocumentText,
+    *,
+    job_id: str = "job-1",
+    attempt: int = 1,
+    timeout_seconds: float = 10.0,
+    max_output_tokens: int = 4000,
+    schema: str = "invoice.v1",
+    model: str = "sim-model",
+) -> ProviderRequest:
+    """What the worker hands a provider for ``document``: the simulator's model, a short deadline."""
+    return ProviderRequest(
+        job_id=job_id,
+        attempt=attempt,
+        document=document,
+        schema=schema,
+        model=model,
+        max_output_tokens=max_output_tokens,
+        timeout_seconds=timeout_seconds,
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from contextlib import ExitStack
 
 import pytest
 
@@ -16,9 +15,8 @@ from extraction.models import Attempt, ExtractionJob, JobEvent, JobState, Outbox
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest
 from extraction.providers.builtin import extract_invoice
 from extraction.providers.openai_compat import OpenAIProvider
-from extraction.providers.structured_output import DIALECTS
 from extraction.validation.schema import JSON_SCHEMA_NAME, invoice_v1_json_schema, parse_invoice_v1
-from tests.factories import make_job
+from tests.factories import make_job, provider_request
 from tests.simulator import SimulatorProcess
 
 INVOICE = DocumentText(
@@ -31,29 +29,7 @@ INVOICE = DocumentText(
 
 
 def extraction_request(job_id: str) -> ProviderRequest:
-    return ProviderRequest(
-        job_id=job_id,
-        attempt=1,
-        document=INVOICE,
-        schema="invoice.v1",
-        model="sim-model",
-        max_output_tokens=4000,
-        timeout_seconds=10.0,
-    )
-
-
-@pytest.fixture(scope="module")
-def servers():
-    """One simulated server per dialect, each speaking only its own."""
-    with ExitStack() as stack:
-        yield {dialect: stack.enter_context(SimulatorProcess(structured_output=dialect)) for dialect in DIALECTS}
-
-
-@pytest.fixture
-def server_speaking(servers):
-    for server in servers.values():
-        server.reset()
-    return servers.__getitem__
+    return provider_request(INVOICE, job_id=job_id)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest
 from extraction.providers.builtin import extract_invoice
 from extraction.providers.openai_compat import OpenAIProvider
 from extraction.validation.schema import JSON_SCHEMA_NAME, invoice_v1_json_schema
+from tests.factories import provider_request
 
 INVOICE = DocumentText(
     pages=(
@@ -33,14 +34,13 @@ def extraction_request(
     max_output_tokens: int = 4000,
     schema: str = "invoice.v1",
 ) -> ProviderRequest:
-    return ProviderRequest(
+    return provider_request(
+        INVOICE,
         job_id=job_id,
         attempt=attempt,
-        document=INVOICE,
-        schema=schema,
-        model="sim-model",
-        max_output_tokens=max_output_tokens,
         timeout_seconds=timeout_seconds,
+        max_output_tokens=max_output_tokens,
+        schema=schema,
     )
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import json
 import uuid
-from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from extraction.providers.openai_compat import OpenAIProvider
 from extraction.providers.quoted_answer import QUOTES_SCHEMA_NAME, quotes_json_schema
 from extraction.providers.structured_output import DIALECTS, response_format
 from extraction.validation.schema import JSON_SCHEMA_NAME, invoice_v1_json_schema, parse_invoice_v1
-from tests.factories import INVOICES, make_document, make_job
+from tests.factories import INVOICES, make_document, make_job, provider_request
 from tests.simulator import SimulatorProcess
 from tests.simulator.quotes import quotes_answer, wants_quotes
 
@@ -45,33 +44,12 @@ def injected() -> DocumentText:
 def extraction_request(
     document: DocumentText, job_id: str = "job-quotes", *, max_output_tokens: int = 4000
 ) -> ProviderRequest:
-    return ProviderRequest(
-        job_id=job_id,
-        attempt=1,
-        document=document,
-        schema="invoice.v1",
-        model="sim-model",
-        max_output_tokens=max_output_tokens,
-        timeout_seconds=10.0,
-    )
+    return provider_request(document, job_id=job_id, max_output_tokens=max_output_tokens)
 
 
 def fields(invoice: dict[str, Any]) -> dict[str, Any]:
     """path → field (its value and evidence) of every field of an invoice.v1 answer, parsed."""
     return dict(parse_invoice_v1(json.dumps(invoice)).fields())
-
-
-@pytest.fixture(scope="module")
-def servers():
-    with ExitStack() as stack:
-        yield {dialect: stack.enter_context(SimulatorProcess(structured_output=dialect)) for dialect in DIALECTS}
-
-
-@pytest.fixture
-def server_speaking(servers):
-    for server in servers.values():
-        server.reset()
-    return servers.__getitem__
 
 
 @pytest.fixture
