@@ -63,12 +63,12 @@ convert, complete or invent anything.
 """
 
 # One worked example, sent before every document: a small model copies its habits (the title
-# word, the document's own number rather than its type code, amounts as printed, null for what is
-# absent). It is the same for every request, so a server's prompt cache keeps it.
+# word, the document's own number rather than its type code, amounts and the IBAN as printed, null
+# for what is absent). A field the example leaves null, the model learns to leave null. It is the same for every request, so a server's prompt cache keeps it.
 QUOTES_EXAMPLE_DOCUMENT = """\
 <document source="pdf_text_layer" pages="1">
 <page number="1">
-Muster Bürobedarf GmbH · Hauptstr. 5 · 10115 Berlin · USt-IdNr.: DE987654321
+Muster Bürobedarf GmbH · Hauptstr. 5 · 10115 Berlin · USt-IdNr.: DE136695976
 An: Beispiel AG, Ringweg 2, 50667 Köln
 RECHNUNG (380)   Nr. RE-2041   Datum: 12.02.2024   Fällig bis: 13.03.2024
 Pos  Artikel            Menge   Einzelpreis   Betrag
@@ -77,12 +77,14 @@ Pos  Artikel            Menge   Einzelpreis   Betrag
 Summe netto                                   167,50
 MwSt. 19 %                                    31,83
 Gesamtbetrag EUR                              199,33
+Bitte überweisen Sie auf: Berliner Volksbank · IBAN DE89 3704 0044 0532 0130 00 · BIC COBADEFFXXX
 </page>
 </document>
 """
 QUOTES_EXAMPLE_ANSWER = (
     '{"document_type": "invoice", "document_title": "RECHNUNG", "supplier_name": "Muster Bürobedarf GmbH", '
-    '"supplier_vat_id": "DE987654321", "supplier_iban": null, "invoice_number": "RE-2041", '
+    '"supplier_vat_id": "DE136695976", "supplier_iban": "DE89 3704 0044 0532 0130 00", '
+    '"invoice_number": "RE-2041", '
     '"issue_date": "12.02.2024", "due_date": "13.03.2024", "currency": "EUR", "lines": ['
     '{"description": "Kopierpapier A4", "quantity": "10", "unit_price": "4,50", "net_amount": "45,00", '
     '"tax_rate": null, "tax_amount": null}, '
@@ -108,22 +110,18 @@ def build_messages(document: DocumentText, schema: str, *, answer_format: str = 
         raise ValueError(f"unsupported extraction schema {schema!r}")
     if not re.fullmatch(r"[a-z_]+", document.source):
         raise ValueError(f"unexpected document source {document.source!r}")
-    pages = "\n".join(_page_element(number, text) for number, text in enumerate(document.pages, start=1))
-    user = (
-        f"Extract the invoice ({schema}) from this document.\n\n"
-        f'<document source="{document.source}" pages="{len(document.pages)}">\n{pages}\n</document>\n'
-    )
     if answer_format not in ("invoice.v1", "quotes"):
         raise ValueError(f"unknown answer format {answer_format!r}")
-    if answer_format == "quotes":
-        user = f'<document source="{document.source}" pages="{len(document.pages)}">\n{pages}\n</document>\n'
+    pages = "\n".join(_page_element(number, text) for number, text in enumerate(document.pages, start=1))
+    element = f'<document source="{document.source}" pages="{len(document.pages)}">\n{pages}\n</document>\n'
     if answer_format == "quotes":
         return [
             {"role": "system", "content": QUOTES_INSTRUCTIONS},
             {"role": "user", "content": QUOTES_EXAMPLE_DOCUMENT},
             {"role": "assistant", "content": QUOTES_EXAMPLE_ANSWER},
-            {"role": "user", "content": user},
+            {"role": "user", "content": element},
         ]
+    user = f"Extract the invoice ({schema}) from this document.\n\n{element}"
     return [
         {"role": "system", "content": SYSTEM_INSTRUCTIONS},
         {"role": "user", "content": user},

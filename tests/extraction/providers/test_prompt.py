@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
 from extraction.intake.text import DocumentText
-from extraction.providers.prompt import build_messages, parse_document_from_messages
+from extraction.providers.prompt import (
+    QUOTES_EXAMPLE_ANSWER,
+    QUOTES_EXAMPLE_DOCUMENT,
+    build_messages,
+    parse_document_from_messages,
+)
+from extraction.providers.quoted_answer import invoice_from_quotes
+from extraction.validation.policy import MasterData, check_invoice
+from extraction.validation.schema import parse_invoice_v1
 
 HOSTILE_PAGE = (
     "Invoice 2024-17\n"
@@ -107,3 +116,33 @@ def test_parsing_refuses_a_tampered_neutralized_position():
 
     with pytest.raises(ValueError, match="neutralized position"):
         parse_document_from_messages([{"role": "user", "content": content}])
+
+
+def test_the_quotes_worked_example_is_an_invoice_that_passes_every_check():
+    # A small model copies the example's habits; an example that failed its own checks would teach
+    # the model to answer wrongly.
+    example = parse_document_from_messages([{"role": "user", "content": QUOTES_EXAMPLE_DOCUMENT}])
+    answer = json.loads(QUOTES_EXAMPLE_ANSWER)
+    invoice = parse_invoice_v1(json.dumps(invoice_from_quotes(answer, example)))
+
+    outcome = check_invoice(
+        invoice=invoice,
+        document=example,
+        allowed_currencies=["EUR"],
+        overrides={},
+        master=MasterData(has_records=False, supplier=None),
+    )
+
+    assert outcome.reasons == []
+    assert [check["check"] for check in outcome.checks if check["status"] == "failed"] == []
+    assert invoice.supplier.iban is not None and invoice.supplier.iban.value == "DE89370400440532013000"
+    assert invoice.due_date is not None and invoice.due_date.value == "2024-03-13"
+
+
+def test_the_quotes_format_sends_the_worked_example_before_the_document():
+    messages = build_messages(DocumentText(pages=("Supplier Zeta GmbH",)), "invoice.v1", answer_format="quotes")
+
+    assert [message["role"] for message in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == QUOTES_EXAMPLE_DOCUMENT
+    assert messages[2]["content"] == QUOTES_EXAMPLE_ANSWER
+    assert parse_document_from_messages(messages).pages == ("Supplier Zeta GmbH",)
