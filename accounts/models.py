@@ -38,6 +38,11 @@ def default_allowed_currencies() -> list[str]:
     return list(settings.TENANT_DEFAULT_ALLOWED_CURRENCIES)
 
 
+class EInvoiceIntake(models.TextChoices):
+    STRUCTURED_FIRST = "structured_first", "Read e-invoice XML exactly; the model for everything else"
+    MODEL_ONLY = "model_only", "Send every document to the model, e-invoices too"
+
+
 class Tenant(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     slug = models.SlugField(max_length=63, unique=True)
@@ -62,10 +67,21 @@ class Tenant(models.Model):
     # severities overriding the policy's defaults ({"check": "blocking" | "warning" | "off"}).
     allowed_currencies = models.JSONField(default=default_allowed_currencies, blank=True)
     validation_overrides = models.JSONField(default=dict, blank=True)
+    # A structured e-invoice (UBL, CII, Factur-X/ZUGFeRD) states its data exactly: read it
+    # rather than pay a model to guess it, unless the tenant wants every document to a model.
+    einvoice_intake = models.CharField(
+        max_length=16,
+        choices=EInvoiceIntake.choices,
+        default=EInvoiceIntake.STRUCTURED_FIRST,
+        help_text="Whether a document that is or embeds an e-invoice XML is read from it, with no model call.",
+    )
 
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(weight__gte=1), name="tenant_weight_positive"),
+            models.CheckConstraint(
+                condition=Q(einvoice_intake__in=EInvoiceIntake.values), name="tenant_einvoice_intake_valid"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -304,10 +304,20 @@ class DocumentText(models.Model):
     pages = models.JSONField()
     source = models.CharField(max_length=32)
     embedded_xml_name = models.CharField(max_length=255, blank=True, default="")
+    # The page printing the document's e-invoice XML (see extraction.intake.text.DocumentText).
+    einvoice_page = models.PositiveSmallIntegerField(null=True, blank=True)
     extracted_at = models.DateTimeField(db_default=Now())
 
     class Meta:
         db_table = "document_texts"
+        constraints = [
+            # The printed e-invoice is the last page, so providers read the pages before it
+            # with their numbers unchanged (DocumentText.for_providers).
+            models.CheckConstraint(
+                condition=Q(einvoice_page=models.Func(models.F("pages"), function="jsonb_array_length")),
+                name="document_text_einvoice_page_is_last",
+            ),
+        ]
 
 
 class Supplier(models.Model):

@@ -5,6 +5,7 @@ in-flight lease with a single UPDATE."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
@@ -13,13 +14,15 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
+from accounts.models import EInvoiceIntake, Tenant
 from extraction.capacity import limiter
 from extraction.capacity.tokens import reservation
 from extraction.execution import lifecycle, retry
@@ -30,8 +33,11 @@ from extraction.models import AttemptOutcome, Document
 from extraction.models import DocumentText as DocumentTextRow
 from extraction.providers import provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
+from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
 from extraction.validation.evidence import relocate_evidence
 from extraction.validation.policy import validate_extraction
+from extraction.validation.schema import InvoiceV1
 
 logger = logging.getLogger("extraction.worker")
 
@@ -166,31 +172,38 @@ def load_document_text(document_id: uuid.UUID, *, ocr_language: str) -> Document
 
 
 def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
-    from extraction.intake.text import embedded_invoice_xml, extract_document_text  # heavy imports (OCR, PDF)
+    from extraction.intake.text import (  # heavy imports (OCR, PDF)
+        embedded_invoice_xml,
+        extract_document_text,
+        with_embedded_einvoice,
+    )
 
     with db_step():
         row = DocumentTextRow.objects.filter(document_id=document_id).first()
-        if row is not None:
-            return DocumentText(pages=tuple(row.pages), source=row.source)
-        document = Document.objects.get(pk=document_id)
-    with default_storage.open(document.storage_name, "rb") as handle:
-        data = handle.read()
-    text = extract_document_text(data, document.content_type, ocr_language=ocr_language)
-    xml = embedded_invoice_xml(data) if document.content_type == "application/pdf" else None
-    with db_step(), transaction.atomic():
-        DocumentTextRow.objects.bulk_create(
-            [
-                DocumentTextRow(
-                    document_id=document_id,
-                    pages=list(text.pages),
-                    source=text.source,
-                    embedded_xml_name=xml[0] if xml else "",
-                )
-            ],
-            ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
-        )
-        row = DocumentTextRow.objects.get(document_id=document_id)
-    return DocumentText(pages=tuple(row.pages), source=row.source)
+        if row is None:
+            document = Document.objects.get(pk=document_id)
+    if row is None:
+        with default_storage.open(document.storage_name, "rb") as handle:
+            data = handle.read()
+        text = extract_document_text(data, document.content_type, ocr_language=ocr_language)
+        xml = embedded_invoice_xml(data) if document.content_type == "application/pdf" else None
+        if xml is not None:
+            text = with_embedded_einvoice(text, data)
+        with db_step(), transaction.atomic():
+            DocumentTextRow.objects.bulk_create(
+                [
+                    DocumentTextRow(
+                        document_id=document_id,
+                        pages=list(text.pages),
+                        source=text.source,
+                        embedded_xml_name=xml[0] if xml else "",
+                        einvoice_page=text.einvoice_page,
+                    )
+                ],
+                ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
+            )
+            row = DocumentTextRow.objects.get(document_id=document_id)
+    return DocumentText(pages=tuple(row.pages), source=row.source, einvoice_page=row.einvoice_page)
 
 
 def _report(
@@ -252,11 +265,17 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
                     error_class="unreadable_document",
                 )
 
+        if document.einvoice_page is not None and _reads_einvoices(claim.tenant_id):
+            answer = _einvoice_answer(claim.document_id, document)
+            if answer is not None:
+                return _complete_from_einvoice(claim, rt, document, answer)
+
         binding = provider_for_policy(claim.model_policy)
         provider = binding.provider
+        read = document.for_providers()
         limits = limiter.pool_limits(binding.pool)
         tokens = reservation(
-            document.full_text,
+            read.full_text,
             model=binding.model,
             max_output_tokens=binding.max_output_tokens,
             tokenizer_url=binding.local_server,
@@ -281,7 +300,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         request = ProviderRequest(
             job_id=str(claim.job_id),
             attempt=claim.attempt,
-            document=document,
+            document=read,
             schema=claim.schema,
             model=binding.model,
             max_output_tokens=binding.max_output_tokens,
@@ -330,36 +349,90 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             )
             return _after_provider_error(claim, error, provider.name, response=response)
 
-        # The model's quotes are evidence, its character offsets are not (small models miscount).
-        invoice, relocations = relocate_evidence(invoice, document)
-        with db_step():
-            # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
-            # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
-            # The policy's read and the completion are one statement each; the validation runs
-            # between them, holding no lock.
-            verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
-            validation = verdict.as_dict()
-            if relocations:
-                validation["evidence_relocated"] = [relocation.as_dict() for relocation in relocations]
-            completed = lifecycle.complete_job(
-                claim,
-                review_required=verdict.review_required,
-                output=invoice.model_dump(mode="json", by_alias=True),
-                validation=validation,
-                policy_version=verdict.policy_version,
-                report=_report(
-                    AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED,
-                    response,
-                    provider=provider.name,
-                ),
-            )
-        logger.info(
-            "attempt completed" if completed else "stale completion discarded",
-            extra={**log, "review_required": verdict.review_required, "reasons": verdict.reasons},
+        # The model's quotes are evidence, its character offsets are not (small models miscount);
+        # they are re-found in what the model read.
+        invoice, relocations = relocate_evidence(invoice, read)
+        extra = {"evidence_relocated": [relocation.as_dict() for relocation in relocations]} if relocations else {}
+        return _validate_and_complete(
+            claim,
+            invoice,
+            document,
+            extra=extra,
+            report=lambda outcome: _report(outcome, response, provider=provider.name),
         )
-        return "completed" if completed else "stale"
     finally:
         rt.untrack(claim)
+
+
+def _validate_and_complete(
+    claim: Claim,
+    invoice: InvoiceV1,
+    document: DocumentText,
+    *,
+    extra: dict[str, Any],
+    report: Callable[[str], AttemptReport],
+) -> str:
+    """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
+    SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found)."""
+    with db_step():
+        # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
+        # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
+        # The policy's read and the completion are one statement each; the validation runs
+        # between them, holding no lock.
+        verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
+        validation = {**verdict.as_dict(), **extra}
+        completed = lifecycle.complete_job(
+            claim,
+            review_required=verdict.review_required,
+            output=invoice.model_dump(mode="json", by_alias=True),
+            validation=validation,
+            policy_version=verdict.policy_version,
+            report=report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED),
+        )
+    logger.info(
+        "attempt completed" if completed else "stale completion discarded",
+        extra={**claim.log_extra(), "review_required": verdict.review_required, "reasons": verdict.reasons},
+    )
+    return "completed" if completed else "stale"
+
+
+def _reads_einvoices(tenant_id: uuid.UUID) -> bool:
+    with db_step():
+        intake = Tenant.objects.filter(pk=tenant_id).values_list("einvoice_intake", flat=True).first()
+    return intake == EInvoiceIntake.STRUCTURED_FIRST
+
+
+def _einvoice_answer(document_id: uuid.UUID, document: DocumentText) -> EInvoiceAnswer | None:
+    from extraction.intake.text import einvoice_xml_of  # heavy imports (OCR, PDF)
+
+    with db_step():
+        stored = Document.objects.get(pk=document_id)
+    with default_storage.open(stored.storage_name, "rb") as handle:
+        xml = einvoice_xml_of(handle.read(), stored.content_type)
+    return answer_from_einvoice(xml, document) if xml is not None else None
+
+
+def _complete_from_einvoice(claim: Claim, rt: WorkerRuntime, document: DocumentText, answer: EInvoiceAnswer) -> str:
+    """The e-invoice's own data as the result: no capacity taken, no model called, no tokens."""
+    from extraction.validation.schema import parse_invoice_v1
+
+    if rt.lost(claim):
+        return "stale"  # nothing was spent; the new owner reads the same XML
+    invoice = parse_invoice_v1(json.dumps(answer.output))
+    return _validate_and_complete(
+        claim,
+        invoice,
+        document,
+        extra={"einvoice": answer.provenance()},
+        report=lambda outcome: AttemptReport(
+            outcome=outcome,
+            provider=EINVOICE_PROVIDER,
+            model=answer.profile[:128],
+            input_tokens=0,
+            output_tokens=0,
+            latency_ms=answer.latency_ms,
+        ),
+    )
 
 
 def _server_not_serving(error: ProviderError) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from pathlib import Path
 from typing import IO
@@ -29,6 +30,12 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 # How many leading bytes decide the type.
 SNIFF_BYTES = 8192
 
+# An XML declaration, or a first element that is an e-invoice's root (UBL Invoice/CreditNote,
+# CII, ZUGFeRD 1.0). Other text that merely starts with "<" stays plain text.
+_XML_START = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[\s?]|<(?:[\w.-]+:)?(?:Invoice|CreditNote|CrossIndustryInvoice|CrossIndustryDocument)[\s>/])"
+)
+
 
 class UnsupportedDocument(Exception):
     pass
@@ -40,8 +47,8 @@ def sniff_content_type(head: bytes) -> str:
         if head.startswith(magic):
             return media_type
     if head and _looks_like_text(head):
-        return "text/plain"
-    raise UnsupportedDocument("Not a PDF, PNG, JPEG, TIFF or UTF-8 text document.")
+        return "application/xml" if _XML_START.match(head) else "text/plain"
+    raise UnsupportedDocument("Not a PDF, PNG, JPEG, TIFF, XML or UTF-8 text document.")
 
 
 def _looks_like_text(head: bytes) -> bool:

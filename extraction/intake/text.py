@@ -22,14 +22,19 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError
 
+from extraction.einvoice import RefusedXml, read_einvoice
+from extraction.einvoice.rendering import render
+
 # Sources, as stored with the text; prompt.py requires [a-z_]+.
 SOURCE_TEXT = "text"
 SOURCE_PDF_TEXT_LAYER = "pdf_text_layer"
 SOURCE_OCR = "ocr"
 SOURCE_PDF_MIXED = "pdf_text_layer_and_ocr"
+SOURCE_EINVOICE = "einvoice_xml"
 
 PDF = "application/pdf"
 PLAIN_TEXT = "text/plain"
+XML = "application/xml"
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/jpg", "image/tiff"})
 
 # 300 dpi is Tesseract's recommended input resolution; lower loses small print on invoices.
@@ -56,6 +61,17 @@ class UnreadableDocument(Exception):
 class DocumentText:
     pages: tuple[str, ...]
     source: str = SOURCE_TEXT  # one of the SOURCE_* constants
+    # The page that prints the document's e-invoice XML (extraction.einvoice.rendering): the
+    # only page of an XML upload, the page after the visible ones of a Factur-X/ZUGFeRD PDF.
+    einvoice_page: int | None = None
+
+    def for_providers(self) -> DocumentText:
+        """What a model or the rules read: the document as sent. A PDF's printed e-invoice page
+        is left out (it is the last page, so the other pages keep their numbers and a
+        provider's evidence holds in this document too); an XML upload is only that page."""
+        if self.einvoice_page is None or self.source == SOURCE_EINVOICE:
+            return self
+        return DocumentText(pages=self.pages[: self.einvoice_page - 1], source=self.source)
 
     @property
     def full_text(self) -> str:
@@ -80,6 +96,8 @@ def extract_document_text(data: bytes, content_type: str, *, ocr_language: str =
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type == PLAIN_TEXT:
         document = _plain_text(data)
+    elif media_type == XML:
+        document = DocumentText(pages=(_einvoice_page(data),), source=SOURCE_EINVOICE, einvoice_page=1)
     elif media_type == PDF:
         document = _pdf_text(data, ocr_language)
     elif media_type in IMAGE_TYPES:
@@ -113,6 +131,42 @@ def embedded_invoice_xml(data: bytes) -> tuple[str, bytes] | None:
         contents = attachments[name][0]
         if lower.endswith(".xml") and _INVOICE_XML_ROOTS.search(contents[:4096]):
             return name, contents
+    return None
+
+
+def _einvoice_page(xml: bytes) -> str:
+    """The e-invoice printed as text; :class:`UnreadableDocument` if the XML is refused."""
+    try:
+        return render(read_einvoice(xml)).text
+    except RefusedXml as refused:
+        raise UnreadableDocument(f"e-invoice XML refused: {refused.reason}") from None
+
+
+def with_embedded_einvoice(document: DocumentText, pdf: bytes) -> DocumentText:
+    """A Factur-X/ZUGFeRD PDF's pages and, after them, its embedded XML printed as a page.
+
+    The visible pages stay first and unchanged (:meth:`DocumentText.for_providers`); an
+    attachment we refuse to read leaves the PDF as it is, since its text is still an invoice.
+    """
+    attached = embedded_invoice_xml(pdf)
+    if attached is None:
+        return document
+    try:
+        page = render(read_einvoice(attached[1])).text
+    except RefusedXml:
+        return document
+    return DocumentText(pages=(*document.pages, page), source=document.source, einvoice_page=len(document.pages) + 1)
+
+
+def einvoice_xml_of(data: bytes, content_type: str) -> bytes | None:
+    """The e-invoice XML a document is or carries: itself for an XML upload, the attachment of a
+    Factur-X/ZUGFeRD PDF; None for anything else."""
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type == XML:
+        return data
+    if media_type == PDF:
+        attached = embedded_invoice_xml(data)
+        return attached[1] if attached else None
     return None
 
 

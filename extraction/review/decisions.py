@@ -64,7 +64,7 @@ def document_text_of(job: ExtractionJob) -> DocumentText:
     row = DocumentTextRow.objects.filter(document_id=job.document_id).first()
     if row is None:
         return DocumentText(pages=())  # nothing to resolve evidence against: the checks say so
-    return DocumentText(pages=tuple(row.pages), source=row.source)
+    return DocumentText(pages=tuple(row.pages), source=row.source, einvoice_page=row.einvoice_page)
 
 
 def apply_corrections(output: Mapping[str, Any], corrections: Mapping[str, str | None]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from accounts.models import ApiToken, Membership, Role, Tenant, create_tenant
+from accounts.models import ApiToken, EInvoiceIntake, Membership, Role, Tenant, create_tenant
 
 
 class Command(BaseCommand):
@@ -14,10 +14,18 @@ class Command(BaseCommand):
         parser.add_argument("--slug", default="demo")
         parser.add_argument("--username", default="demo")
         parser.add_argument("--password", default="demo-password")
+        parser.add_argument(
+            "--einvoice-intake",
+            choices=EInvoiceIntake.values,
+            default=EInvoiceIntake.STRUCTURED_FIRST,
+            help="model_only sends the demo's Factur-X PDFs to the model too (the local-model demo)",
+        )
 
-    def handle(self, *args, slug: str, username: str, password: str, **options):
+    def handle(self, *args, slug: str, username: str, password: str, einvoice_intake: str, **options):
         with transaction.atomic():
             tenant = Tenant.objects.filter(slug=slug).first() or create_tenant(slug=slug, name="Demo tenant")
+            tenant.einvoice_intake = einvoice_intake
+            tenant.save(update_fields=["einvoice_intake"])
             User = get_user_model()
             user = User.objects.filter(username=username).first()
             if user is None:

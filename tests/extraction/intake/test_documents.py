@@ -63,6 +63,13 @@ def stored_files(settings) -> list[Path]:
         pytest.param(b"Invoice 42\r\nTotal\t10.00 EUR\n", "text/plain", id="ascii-text"),
         pytest.param("Rechnung Nr. 7 – Gesamt 12,00 €\n".encode(), "text/plain", id="utf8-text"),
         pytest.param(LONG_UTF8_TEXT, "text/plain", id="utf8-char-cut-by-the-sample"),
+        pytest.param(b'<?xml version="1.0" encoding="UTF-8"?>\n<Invoice/>', "application/xml", id="xml-declaration"),
+        pytest.param(
+            b"\xef\xbb\xbf\n  <ubl:Invoice xmlns:ubl='u'/>", "application/xml", id="bom-and-prefixed-ubl-root"
+        ),
+        pytest.param(b"<rsm:CrossIndustryInvoice xmlns:rsm='u'>", "application/xml", id="cii-root"),
+        pytest.param(b"<b>Invoice 42</b> total 10.00 EUR\n", "text/plain", id="text-starting-with-a-tag"),
+        pytest.param(b"<InvoiceNumber> 42\n", "text/plain", id="text-starting-with-a-longer-name"),
     ],
 )
 def test_accepted_type_is_sniffed_from_the_bytes(tenant_a, content, expected):

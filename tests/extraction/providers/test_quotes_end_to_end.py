@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from accounts.models import EInvoiceIntake
 from extraction.capacity import limiter
 from extraction.execution import worker
 from extraction.intake.text import DocumentText, extract_document_text
@@ -319,6 +320,9 @@ def answer_format_policies(server_speaking, settings):
 @pytest.mark.django_db(transaction=True)
 def test_a_job_in_the_quotes_format_ends_as_the_same_documents_job_in_invoice_v1(tenant, answer_format_policies):
     policies, server = answer_format_policies
+    # A Factur-X PDF: the model reads its visible pages only when the tenant turns e-invoice intake off.
+    tenant.tenant.einvoice_intake = EInvoiceIntake.MODEL_ONLY
+    tenant.tenant.save(update_fields=["einvoice_intake"])
     document = make_document(tenant.tenant, content=EINFACH.read_bytes(), filename="EN16931_Einfach.pdf")
     ended: dict[str, tuple[str, list[str], dict[str, Any], dict[str, Any]]] = {}
     for answer_format in ("invoice.v1", "quotes"):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from accounts.models import EInvoiceIntake
 from extraction.models import Attempt, ExtractionJob, ExtractionResult, OutboxEvent, Supplier
 from tests.factories import submit
 from tests.local_model import LocalModelServer, free_port, installed_config
@@ -53,6 +54,9 @@ def tenant_knowing_acme(tenant):
 
 
 def test_a_real_invoice_is_extracted_by_the_model_and_the_ledger_has_its_usage(processes, tenant, local_model):
+    # A Factur-X PDF, sent to the model rather than read from its XML: the model reads its visible page.
+    tenant.tenant.einvoice_intake = EInvoiceIntake.MODEL_ONLY
+    tenant.tenant.save(update_fields=["einvoice_intake"])
     _start_pipeline(processes, local_model)
     before = local_model.report().values
     job_id = submit(tenant, content=EINFACH.read_bytes())

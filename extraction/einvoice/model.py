@@ -1,0 +1,127 @@
+"""An e-invoice as its XML states it: EN 16931's semantic model, each value with its element.
+
+Values are the XML's own text (whitespace collapsed; CII's ``102`` dates as YYYY-MM-DD), never
+converted to numbers here: :mod:`extraction.einvoice.answer` decides how a value becomes an
+``invoice.v1`` field, and the reviewer sees what the supplier sent. Business terms (BT-n,
+BG-n) are EN 16931-1's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# UNTDID 1001 document type codes that credit the buyer (EN 16931 lists 381, 396, 81, 83,
+# 532 and kin); UBL-TR's IADE (a return invoice) does the same.
+CREDIT_NOTE_CODES = frozenset({"381", "81", "83", "261", "262", "296", "308", "396", "420", "458", "532", "IADE"})
+
+
+@dataclass(frozen=True)
+class Read:
+    """One value and the element it was read from (an XPath with the standard prefixes)."""
+
+    text: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Party:
+    name: Read | None
+    vat_id: Read | None  # BT-31 / BT-48; UBL-TR: the VKN or TCKN
+    tax_registration_id: Read | None  # BT-32 (the national tax number, not a VAT id)
+    street: Read | None
+    city: Read | None
+    postcode: Read | None
+    country: Read | None
+
+
+@dataclass(frozen=True)
+class AllowanceCharge:
+    """BG-20 (allowance) or BG-21 (charge) on the document, or BG-27/BG-28 on a line."""
+
+    is_charge: bool
+    amount: Read | None
+    base_amount: Read | None
+    percentage: Read | None
+    reason: Read | None
+    reason_code: Read | None
+    tax_category: Read | None
+    tax_rate: Read | None
+
+
+@dataclass(frozen=True)
+class Line:
+    """BG-25."""
+
+    line_id: Read | None
+    name: Read | None
+    quantity: Read | None
+    unit: str | None
+    unit_price: Read | None  # BT-146, the net price
+    base_quantity: Read | None  # BT-149
+    net_amount: Read | None  # BT-131
+    tax_category: Read | None
+    tax_rate: Read | None
+    allowances_charges: tuple[AllowanceCharge, ...]
+
+
+@dataclass(frozen=True)
+class TaxSubtotal:
+    """BG-23: one VAT category and rate."""
+
+    category: Read | None
+    rate: Read | None
+    taxable_amount: Read | None
+    tax_amount: Read | None
+    exemption_reason: Read | None
+    exemption_reason_code: Read | None
+
+
+@dataclass(frozen=True)
+class PaymentAccount:
+    """BG-17: an account to pay to (an IBAN, or a proprietary id) and its bank."""
+
+    account_id: Read
+    bic: Read | None
+
+
+@dataclass(frozen=True)
+class Totals:
+    """BG-22."""
+
+    line_total: Read | None  # BT-106
+    allowance_total: Read | None  # BT-107
+    charge_total: Read | None  # BT-108
+    net_total: Read | None  # BT-109
+    tax_total: Read | None  # BT-110, in the invoice currency
+    gross_total: Read | None  # BT-112
+    prepaid: Read | None  # BT-113
+    rounding: Read | None  # BT-114
+    amount_due: Read | None  # BT-115
+
+
+@dataclass(frozen=True)
+class EInvoice:
+    syntax: str  # "UBL" or "CII"
+    root: str  # Invoice, CreditNote, CrossIndustryInvoice
+    specification: str | None  # BT-24: the customization/guideline id (XRechnung, Peppol, a Factur-X profile, TR1.2)
+    profile: str  # what BT-24 names, as people say it: "XRechnung", "Factur-X BASIC WL", "UBL-TR", ...
+    type_code: Read | None  # BT-3
+    number: Read | None  # BT-1
+    issue_date: Read | None  # BT-2
+    due_date: Read | None  # BT-9
+    currency: Read | None  # BT-5
+    tax_currency: Read | None  # BT-6
+    buyer_reference: Read | None  # BT-10
+    order_reference: Read | None  # BT-13
+    payment_terms: Read | None  # BT-20
+    seller: Party
+    buyer: Party
+    accounts: tuple[PaymentAccount, ...]
+    lines: tuple[Line, ...]
+    allowances_charges: tuple[AllowanceCharge, ...]
+    tax_breakdown: tuple[TaxSubtotal, ...]
+    totals: Totals
+
+    @property
+    def is_credit_note(self) -> bool:
+        return self.root == "CreditNote" or (self.type_code is not None and self.type_code.text in CREDIT_NOTE_CODES)

@@ -1,0 +1,101 @@
+"""E-invoices through the real processes: an uploaded UBL/CII XML or a Factur-X PDF is read
+from its XML with no model call and no tokens, validated like any answer, and a hostile XML
+ends terminal with its reason; a tenant that turns e-invoice intake off gets the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader
+
+from accounts.models import EInvoiceIntake
+from extraction.models import Attempt, DocumentText, ExtractionJob, ExtractionResult
+from tests.factories import submit
+from tests.system import all_terminal, wait_for
+
+pytestmark = pytest.mark.slow
+
+INVOICES = Path(__file__).resolve().parents[3] / "testdata" / "invoices"
+XRECHNUNG_UBL = INVOICES / "xrechnung-testsuite/business-cases/standard/01.04a-INVOICE_ubl.xml"
+FACTURX_PDF = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"
+BILLION_LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE Invoice [
+ <!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">
+ <!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;">
+]>
+<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>&e;</ID></Invoice>
+"""
+
+
+def _start_pipeline(processes) -> None:
+    processes.relay()
+    processes.celery("workers", "ingress,llm")
+    processes.scheduler()
+
+
+def _finished(processes, job_id: str) -> ExtractionJob:
+    wait_for(lambda: all_terminal([job_id]), timeout=60, message=processes.logs)
+    return ExtractionJob.objects.get(pk=job_id)
+
+
+def test_an_uploaded_xrechnung_is_read_from_its_xml_with_no_model_call(processes, tenant, sim):
+    _start_pipeline(processes)
+    job_id = submit(tenant, content=XRECHNUNG_UBL.read_bytes())
+
+    job = _finished(processes, job_id)
+
+    assert job.state == "SUCCEEDED"
+    attempt = Attempt.objects.get(job_id=job_id)
+    assert (attempt.outcome, attempt.provider, attempt.model) == ("succeeded", "einvoice", "XRechnung (UBL)")
+    assert (attempt.input_tokens, attempt.output_tokens) == (0, 0)
+    assert sim.stats()["calls_by_job"].get(job_id) is None
+    result = ExtractionResult.objects.get(job_id=job_id)
+    assert result.provider == "einvoice"
+    assert result.output["invoice_number"]["value"] == "1234/78/901"
+    assert result.output["totals"]["amount_due"]["value"] == "120"
+    elements = result.validation["einvoice"]["elements"]
+    assert elements["totals.amount_due"] == "/Invoice/cac:LegalMonetaryTotal/cbc:PayableAmount"
+    text = DocumentText.objects.get(document__jobs__pk=job_id)
+    assert (text.source, text.einvoice_page, len(text.pages)) == ("einvoice_xml", 1, 1)
+
+
+def test_a_factur_x_pdf_is_read_from_its_embedded_xml_and_keeps_its_visible_pages(processes, tenant, sim):
+    _start_pipeline(processes)
+    job_id = submit(tenant, content=FACTURX_PDF.read_bytes())
+
+    job = _finished(processes, job_id)
+
+    assert job.state == "SUCCEEDED", ExtractionResult.objects.get(job_id=job_id).validation["reasons"]
+    assert Attempt.objects.get(job_id=job_id).provider == "einvoice"
+    assert sim.stats()["calls_by_job"].get(job_id) is None
+    text = DocumentText.objects.get(document__jobs__pk=job_id)
+    assert text.embedded_xml_name == "factur-x.xml"
+    visible = len(PdfReader(FACTURX_PDF).pages)
+    assert (visible, text.einvoice_page, len(text.pages)) == (3, 4, 4)  # the PDF's pages, then the printed XML
+    assert text.pages[3].startswith("INVOICE (type 204)\nElectronic invoice: Factur-X EN 16931\n")
+    gross = ExtractionResult.objects.get(job_id=job_id).output["totals"]["gross"]
+    assert (gross["value"], gross["evidence"]["page"]) == ("300", 4)
+
+
+def test_a_tenant_that_turns_einvoice_intake_off_gets_the_model(processes, tenant, sim):
+    tenant.tenant.einvoice_intake = EInvoiceIntake.MODEL_ONLY
+    tenant.tenant.save(update_fields=["einvoice_intake"])
+    _start_pipeline(processes)
+    job_id = submit(tenant, content=XRECHNUNG_UBL.read_bytes())
+
+    _finished(processes, job_id)
+
+    assert sim.stats()["calls_by_job"].get(job_id) == 1
+    assert Attempt.objects.get(job_id=job_id).provider != "einvoice"
+
+
+def test_a_billion_laughs_upload_ends_terminal_with_its_reason_and_no_model_call(processes, tenant, sim):
+    _start_pipeline(processes)
+    job_id = submit(tenant, content=BILLION_LAUGHS)
+
+    job = _finished(processes, job_id)
+
+    assert (job.state, job.error_class) == ("FAILED_TERMINAL", "unreadable_document")
+    assert job.error_detail.startswith("e-invoice XML refused: the XML declares a DTD or entities")
+    assert sim.stats()["calls_by_job"].get(job_id) is None
