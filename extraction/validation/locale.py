@@ -1,8 +1,9 @@
 """How invoices print dates, money and numbers in the languages the service reads.
 
-Month names, the two-digit-year rule, currency signs and codes, and the readings of a printed
-number: the rule extractor reads values with these and the validation policy checks the quotes
-with the same tables, so a value the one reads is never one the other cannot find.
+Month names, the two-digit-year rule, currency signs and codes, the readings of a printed number,
+and the labels and check digits of Turkish tax ids: the rule extractor reads values with these
+and the validation policy checks the quotes with the same tables, so a value the one reads is
+never one the other cannot find.
 """
 
 from __future__ import annotations
@@ -11,30 +12,43 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
+from typing import Any
+
+from stdnum.tr import tckimlik as stdnum_tr_tckimlik
+from stdnum.tr import vkn as stdnum_tr_vkn
 
 # --- dates ---------------------------------------------------------------------------------------
 
-# Casefolded, with the abbreviations and accent-less spellings invoices print.
+# Casefolded, with the abbreviations and accent-less spellings invoices print. Turkish names
+# are listed with a dotless "ı" and with an "i" as well: casefolding "MAYIS" gives "mayis".
 # fmt: off
 _MONTH_NAMES: dict[int, tuple[str, ...]] = {
-    1: ("january", "jan", "januar", "jänner", "janvier", "janv", "januari", "enero", "gennaio", "styczeń", "stycznia"),
+    1: ("january", "jan", "januar", "jänner", "janvier", "janv", "januari", "enero", "gennaio", "styczeń", "stycznia",
+        "ocak"),
     2: ("february", "feb", "februar", "février", "fevrier", "févr", "fevr", "februari", "febrero", "febbraio",
-        "lutego"),
-    3: ("march", "mar", "märz", "maerz", "mär", "mars", "maart", "mrt", "marzo", "marca"),
-    4: ("april", "apr", "avril", "avr", "abril", "aprile", "kwietnia"),
-    5: ("may", "mai", "mei", "mayo", "maggio", "maja"),
-    6: ("june", "jun", "juni", "juin", "junio", "giugno", "czerwca"),
-    7: ("july", "jul", "juli", "juillet", "juil", "julio", "luglio", "lipca"),
-    8: ("august", "aug", "août", "aout", "augustus", "agosto", "sierpnia"),
-    9: ("september", "sep", "sept", "septembre", "septiembre", "settembre", "września"),
-    10: ("october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "października"),
-    11: ("november", "nov", "novembre", "noviembre", "listopada"),
-    12: ("december", "dec", "dezember", "dez", "décembre", "decembre", "déc", "diciembre", "dicembre", "grudnia"),
+        "lutego", "şubat", "subat"),
+    3: ("march", "mar", "märz", "maerz", "mär", "mars", "maart", "mrt", "marzo", "marca", "mart"),
+    4: ("april", "apr", "avril", "avr", "abril", "aprile", "kwietnia", "nisan"),
+    5: ("may", "mai", "mei", "mayo", "maggio", "maja", "mayıs", "mayis"),
+    6: ("june", "jun", "juni", "juin", "junio", "giugno", "czerwca", "haziran"),
+    7: ("july", "jul", "juli", "juillet", "juil", "julio", "luglio", "lipca", "temmuz"),
+    8: ("august", "aug", "août", "aout", "augustus", "agosto", "sierpnia", "ağustos", "agustos"),
+    9: ("september", "sep", "sept", "septembre", "septiembre", "settembre", "września", "eylül", "eylul"),
+    10: ("october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "października", "ekim"),
+    11: ("november", "nov", "novembre", "noviembre", "listopada", "kasım", "kasim"),
+    12: ("december", "dec", "dezember", "dez", "décembre", "decembre", "déc", "diciembre", "dicembre", "grudnia",
+         "aralık", "aralik"),
 }
 # fmt: on
 
-# English, German, French, Dutch, Spanish, Italian and Polish month names (casefolded) -> month.
+# English, German, French, Dutch, Spanish, Italian, Polish and Turkish month names (casefolded) -> month.
 MONTHS: Mapping[str, int] = MappingProxyType({name: month for month, names in _MONTH_NAMES.items() for name in names})
+
+
+def month_of(name: str) -> int | None:
+    """The month a printed month name means, in any case: ``"Mart"`` and ``"EKİM"`` too. The
+    capital dotted "İ" casefolds to "i" plus a combining dot, which no table entry carries."""
+    return MONTHS.get(name.casefold().replace("\u0307", ""))
 
 
 def full_year(year: int) -> int:
@@ -77,6 +91,8 @@ CURRENCY_SIGNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "ft": ("HUF",),
         "kč": ("CZK",),
         "lei": ("RON",),
+        "₺": ("TRY",),
+        "tl": ("TRY",),
     }
 )
 
@@ -136,3 +152,19 @@ def read_number(printed: str, *, decimal_comma: bool) -> Decimal | None:
         is_comma = "," in printed
         return _decimal(forms[0] if is_comma == decimal_comma else forms[1])
     return _decimal(forms[0])
+
+
+# --- Turkish tax ids -------------------------------------------------------------------------------
+
+# Turkish invoices print the supplier's tax id without a country prefix: a company's VKN (Vergi
+# Kimlik Numarası, 10 digits) or a sole trader's TCKN (T.C. Kimlik Numarası, 11 digits; a person's
+# tax id is their identity number). The label says that a bare number is one of them.
+TURKISH_TAX_ID_LABEL = re.compile(
+    r"(?<![^\W_])(?:vkn\s*/\s*tckn|tckn\s*/\s*vkn|vkn|v\.\s?k\.\s?n\.?|tckn|t\.?\s?c\.?\s*kimlik\s*(?:no|numaras[ıi])|"
+    r"vergi\s*kimlik\s*(?:no|numaras[ıi])|vergi\s*(?:no|numaras[ıi])|kimlik\s*no)(?![^\W_])\.?",
+    re.IGNORECASE,
+)
+# The tax office ("Vergi Dairesi: Konak", "Konak V.D."); the id may follow the office's name.
+TURKISH_TAX_OFFICE_LABEL = re.compile(r"(?<![^\W_])(?:vergi\s*dairesi|v\.\s?d\.?)(?![^\W_])", re.IGNORECASE)
+# python-stdnum's check for each length: the VKN's check digit, the TCKN's two.
+TURKISH_TAX_ID_SCHEMES: Mapping[int, Any] = MappingProxyType({10: stdnum_tr_vkn, 11: stdnum_tr_tckimlik})

@@ -24,8 +24,9 @@ supplier_master_   blocking  the supplier (by VAT id, else exact name) is in the
 data                         data with matching name and IBAN; skipped for a tenant without
                              supplier records (``no_supplier_master_data``)
 iban_checksum      blocking  ISO 13616: country format and mod-97 (python-stdnum)
-vat_id_format      blocking  country format and check digits (python-stdnum); a failing id
-                             passes only when the tenant's master data lists exactly it
+vat_id_format      blocking  country format and check digits (python-stdnum), also of a bare
+                             Turkish VKN/TCKN on an invoice that shows it is Turkish; a failing
+                             id passes only when the tenant's master data lists exactly it
 evidence_spans     blocking  every non-null value has evidence whose quote is exactly the
                              stored document text at (page, start, end)
 evidence_values    blocking  that quote says the value: a real span quoted for an invented
@@ -53,7 +54,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import stdnum
 from stdnum import iban as stdnum_iban
@@ -65,7 +66,15 @@ from accounts.models import Tenant
 from config.db import prepared_cursor
 from config.sql import load_statements
 from extraction.intake.text import DocumentText
-from extraction.validation.locale import CURRENCY_SIGNS, MONTHS, full_year, number_readings
+from extraction.validation.locale import (
+    CURRENCY_SIGNS,
+    MONTHS,
+    TURKISH_TAX_ID_LABEL,
+    TURKISH_TAX_ID_SCHEMES,
+    TURKISH_TAX_OFFICE_LABEL,
+    full_year,
+    number_readings,
+)
 from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 
@@ -582,18 +591,56 @@ def _vat_module(country: str) -> Any:
     return stdnum.get_cc_module(code, "vat")
 
 
+class _VatScheme(NamedTuple):
+    module: Any  # a python-stdnum module: validate() raises for an id it rejects
+    number: str  # the id as that module checks it
+
+
+def _vat_scheme(f: _Facts, vat_id: str) -> _VatScheme | None:
+    """Which python-stdnum check applies to the id: a Turkish VKN (10 digits) or TCKN (11), with or
+    without "TR" before it; else the VAT id of the country its prefix names. None: none known."""
+    turkish = re.fullmatch(r"(TR)?(\d{10,11})", vat_id)
+    if turkish and (turkish[1] or _shows_turkish_tax_id(f)):
+        return _VatScheme(TURKISH_TAX_ID_SCHEMES[len(turkish[2])], turkish[2])
+    module = _vat_module(vat_id[:2]) if re.match(r"[A-Z]{2}", vat_id) else None
+    return _VatScheme(module, vat_id) if module is not None else None
+
+
+# How far left of a tax id, on its line, its label may stand ("Vergi Dairesi / No: Büyük Mükellefler / 1234567890").
+_TAX_ID_LABEL_REACH = 40
+
+
+def _shows_turkish_tax_id(f: _Facts) -> bool:
+    """Whether a bare 10- or 11-digit id is a VKN or TCKN. Other countries' national numbers look
+    the same once normalized (a German Steuernummer "21/815/08150" is "2181508150"); checked as
+    VKNs they would fail and send valid invoices to review. So the invoice itself must show that
+    it is Turkish: a VKN/TCKN or tax-office label just left of the id on its line, the supplier's
+    TR IBAN, or the currency TRY. Any one suffices: a Turkish exporter invoicing in euros still
+    prints the label."""
+    if (f.invoice.currency.value or "").strip().upper() == "TRY":
+        return True
+    if normalize_iban(f.invoice.supplier.iban.value or "").startswith("TR"):
+        return True
+    evidence = f.invoice.supplier.vat_id.evidence
+    if evidence is None:
+        return False
+    before = f.document.span(evidence.page, max(0, evidence.start - _TAX_ID_LABEL_REACH), evidence.start) or ""
+    before = before.rsplit("\n", 1)[-1]  # a label on the line above belongs to another field
+    return bool(TURKISH_TAX_ID_LABEL.search(before) or TURKISH_TAX_OFFICE_LABEL.search(before))
+
+
 def _check_vat_id_format(f: _Facts) -> _Result:
     value = f.invoice.supplier.vat_id.value
     if value is None:
         return _skipped("vat_id_absent")
     vat_id = normalize_vat_id(value)
-    module = _vat_module(vat_id[:2]) if re.match(r"[A-Z]{2}", vat_id) else None
-    if module is None:
+    scheme = _vat_scheme(f, vat_id)
+    if scheme is None:
         # No country prefix (a bare national number) or a country python-stdnum does not
         # know: nothing to check the format against; master data is the authority then.
         return _skipped("vat_id_format_unknown", {"vat_id": vat_id})
     try:
-        module.validate(vat_id)
+        scheme.module.validate(scheme.number)
     except StdnumValidationError as error:
         problem = "checksum" if isinstance(error, InvalidChecksum) else "format"
         if f.master.supplier is not None and f.master.supplier.vat_id == vat_id:
@@ -718,7 +765,8 @@ def printed_dates(quote: str) -> set[datetime.date]:
     dates with 2- or 4-digit years, and dates with a month name in the languages seen on
     invoices (``"20. März 2018"``, ``"March 20, 2023"``)."""
     dates: set[datetime.date] = set()
-    text = unicodedata.normalize("NFKC", quote).casefold()
+    # Turkish capital "İ" casefolds to "i" and a combining dot, which would split "EKİM" in two.
+    text = unicodedata.normalize("NFKC", quote).casefold().replace("\u0307", "")
 
     def add(year: int, month: int, day: int) -> None:
         try:

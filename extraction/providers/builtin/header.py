@@ -23,6 +23,7 @@ _CREDIT_NOTE = label_pattern(
     r"nota\s*de\s*cr[ée]dito",
     r"nota\s*di\s*credito",
     r"stornorechnung",
+    r"iade\s*faturası",
 )
 _INVOICE_TITLE = label_pattern(
     r"[^\W\d_]*rechnung[^\W\d_]*",
@@ -32,10 +33,15 @@ _INVOICE_TITLE = label_pattern(
     r"factura",
     r"fattura",
     r"faktura",
+    r"fatura(?:sı)?",
     r"bill",
     r"tax\s*invoice",
 )
 _TYPE_CODE = re.compile(r"\((\d{3})\)")
+# A Turkish e-invoice states its kind ("Fatura Tipi: SATIS", "IADE", "TEVKIFAT"); its title
+# "e-Fatura" / "e-Arşiv Fatura" names the channel, so a return is not told by the title.
+_TURKISH_INVOICE_TYPE = label_pattern(r"fatura\s*tipi\s*:?\s*([^\W\d_]+)")
+_TURKISH_RETURN = re.compile(r"iade", re.IGNORECASE)
 _CREDIT_TYPE_CODES = {"381", "396", "81", "83", "532"}
 
 
@@ -59,6 +65,11 @@ def find_document_type(ctx: Context) -> Found | None:
             if code:
                 kind = "credit_note" if code[1] in _CREDIT_TYPE_CODES else "invoice"
                 return found_at(line, title.start(), code.end(), kind)
+    for line in ctx.lines[:40]:
+        stated = _TURKISH_INVOICE_TYPE.search(line.text)
+        if stated:
+            kind = "credit_note" if _TURKISH_RETURN.fullmatch(stated[1]) else "invoice"
+            return found_at(line, stated.start(), stated.end(), kind)
     for line in ctx.lines[:40]:
         match = _CREDIT_NOTE.search(line.text)
         if match and not _INVOICE_TITLE.search(line.text[: match.start()]):
@@ -84,16 +95,19 @@ _ISSUE_DATE_LABELS = (
             r"ausstellungsdatum",
             r"datum\s*der\s*rechnung",
             r"date\s*de\s*(?:la\s*)?facture",
-            r"date\s*d'?[ée]mission",
+            r"date\s*d['’]?[ée]mission",
+            r"date\s*(?:de\s*l['’]|d['’])avoir",
             r"f\s?actuur\s*datum",
             r"factuurdatum",
             r"fecha\s*de\s*(?:la\s*)?factura",
             r"data\s*(?:della\s*)?fattura",
+            r"fatura\s*tarihi",
+            r"düzenle(?:n)?me\s*tarihi",
         ),
         0,
     ),
     (label_pattern(r"(?:[^\W\d_]*rechnung|facture|invoice|gutschrift|avoir)[^\n]{0,60}?\s(?:vom|du|dated|of)"), 1),
-    (label_pattern(r"datum", r"date", r"dated", r"vom"), 2),
+    (label_pattern(r"datum", r"date", r"dated", r"vom", r"tarih"), 2),
 )
 _DUE_DATE_LABELS = (
     (
@@ -108,7 +122,7 @@ _DUE_DATE_LABELS = (
             r"zahlungsziel",
             r"zahlbar\s*bis(?:\s*zum)?",
             r"zu\s*zahlen\s*bis",
-            r"date\s*d'?[ée]ch[ée]ance",
+            r"date\s*d['’]?[ée]ch[ée]ance",
             r"[ée]ch[ée]ance",
             r"date\s*limite\s*de\s*paiement",
             r"[àa]\s*payer\s*avant\s*le",
@@ -116,6 +130,8 @@ _DUE_DATE_LABELS = (
             r"te\s*betalen\s*voor",
             r"fecha\s*de\s*vencimiento",
             r"scadenza",
+            r"son\s*ödeme\s*tarihi",
+            r"vade\s*tarihi",
         ),
         0,
     ),
@@ -158,7 +174,9 @@ def _find_date(
 
 
 _DUE_CONTEXT = re.compile(
-    r"f[äa]llig|due|zahlbar|[ée]ch[ée]ance|vervaldatum|limite|payer|period|zeitraum|leistung|liefer", re.IGNORECASE
+    r"f[äa]llig|due|zahlbar|[ée]ch[ée]ance|vervaldatum|limite|payer|period|zeitraum|leistung|liefer|"
+    r"ödeme|vade|sevk|irsaliye",
+    re.IGNORECASE,
 )
 
 
@@ -194,11 +212,23 @@ _CURRENCY_SIGNS = tuple(
         r"(?<![A-Za-z])Rs\.?(?=\s?\d)",
         r"zł",
         r"Kč",
+        r"₺",
+        # "TL" only next to an amount ("1.200,00 TL"): elsewhere it is any two capitals.
+        r"(?:(?<=\d)|(?<=\d[ \u00a0]))TL(?![^\W\d_])|(?<![^\W\d_])TL(?=[ \u00a0]?\d)",
         # "$" only in front of an amount with cents: OCR reads stray "S"/"5" shapes as "$".
         r"(?<![A-Za-z])(?:US)?\$(?=\s?\d[\d,]*\.\d{2}(?!\d))",
     )
 )
-_CURRENCY_LABEL = label_pattern(r"(?:rechnungs)?währung", r"currency", r"devise", r"valuta", r"moneda", r"monnaie")
+_CURRENCY_LABEL = label_pattern(
+    r"(?:rechnungs)?währung",
+    r"currency",
+    r"devise",
+    r"valuta",
+    r"moneda",
+    r"monnaie",
+    r"para\s*birimi",
+    r"döviz\s*cinsi",
+)
 
 
 def find_currency(ctx: Context) -> Found | None:

@@ -1,14 +1,16 @@
 """The supplier's VAT id and IBAN, and the invoice number, as printed next to their labels.
 
-Whether a string is shaped like a country's VAT id or IBAN is python-stdnum's answer, the same
-library the validator checks them with; the rules here only decide where an id ends and whose it is.
+Whether a string is shaped like a country's VAT id, a Turkish tax id or an IBAN is python-stdnum's
+answer, the same library the validator checks them with; the rules here only decide where an id
+ends and whose it is.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import stdnum
 from stdnum import iban as stdnum_iban
@@ -17,9 +19,10 @@ from stdnum.eu import vat as stdnum_eu_vat
 from stdnum.exceptions import InvalidChecksum
 from stdnum.exceptions import ValidationError as StdnumValidationError
 
-from extraction.providers.builtin.layout import Context, Found, column_value, found_at, label_pattern
+from extraction.providers.builtin.layout import Context, Found, TextLine, column_value, found_at, label_pattern
 from extraction.providers.builtin.parties import buyer_cue_before
 from extraction.providers.builtin.readings import NUMERIC_DATE
+from extraction.validation.locale import TURKISH_TAX_ID_LABEL, TURKISH_TAX_ID_SCHEMES, TURKISH_TAX_OFFICE_LABEL
 
 # --- VAT id --------------------------------------------------------------------------------------
 
@@ -53,34 +56,83 @@ def _is_vat_id_shaped(vat_id: str) -> bool:
     return True
 
 
+class _TaxId(NamedTuple):
+    start: int
+    end: int
+    value: str
+    labelled: bool
+
+
+def _prefixed_vat_ids(line: TextLine) -> Iterator[_TaxId]:
+    """VAT ids with their country prefix ("DE 123 456 789", "CHE-116.281.710 MWST")."""
+    for match in _VAT_CANDIDATE.finditer(line.text):
+        country = match[1]
+        body_chars = [c for c in match[2] if c.isalnum()]
+        # The grab is greedy; the id is the longest prefix (by characters) the country accepts.
+        taken = None
+        for length in range(len(body_chars), 0, -1):
+            if _is_vat_id_shaped(country + "".join(body_chars[:length])):
+                taken = length
+                break
+        if taken is None:
+            continue
+        end = match.start(2)
+        seen = 0
+        while seen < taken:
+            if line.text[end].isalnum():
+                seen += 1
+            end += 1
+        labelled = bool(_VAT_LABEL.search(line.text[max(0, match.start() - 30) : match.start()]))
+        yield _TaxId(match.start(), end, country + "".join(body_chars[:taken]), labelled)
+
+
+_TURKISH_TAX_ID = re.compile(r"(?<!\d)\d{10,11}(?!\d)")
+_TURKISH_LABEL_GAP = re.compile(r"[\s:./\-]*")
+
+
+def _is_turkish_tax_id(number: str, *, checksum_required: bool) -> bool:
+    scheme = TURKISH_TAX_ID_SCHEMES.get(len(number))
+    if scheme is None:
+        return False
+    try:
+        scheme.validate(number)
+    except InvalidChecksum:
+        return not checksum_required
+    except StdnumValidationError:
+        return False
+    return True
+
+
+def _turkish_tax_ids(line: TextLine) -> Iterator[_TaxId]:
+    """A VKN or TCKN, which Turkish invoices print bare: only after its label, since a bare 10- or
+    11-digit number is as often a phone, MERSIS or order number.
+
+    1. Right after "VKN", "TCKN", "Vergi Kimlik No", ...: python-stdnum's length and format; a
+       wrong check digit still counts (the validator is the one to reject it).
+    2. After the tax office and its name ("Vergi Dairesi / No: Konak / 7351209481"): there the
+       label does not say which number is the id, so its check digits must hold too.
+    """
+    for label in TURKISH_TAX_ID_LABEL.finditer(line.text):
+        gap = _TURKISH_LABEL_GAP.match(line.text, label.end())
+        number = _TURKISH_TAX_ID.match(line.text, gap.end() if gap else label.end())
+        if number and _is_turkish_tax_id(number[0], checksum_required=False):
+            yield _TaxId(number.start(), number.end(), number[0], labelled=True)
+    for label in TURKISH_TAX_OFFICE_LABEL.finditer(line.text):
+        number = _TURKISH_TAX_ID.search(line.text, label.end(), label.end() + 40)
+        if number and _is_turkish_tax_id(number[0], checksum_required=True):
+            yield _TaxId(number.start(), number.end(), number[0], labelled=True)
+
+
 def find_vat_id(ctx: Context, parties: list[str]) -> Found | None:
     candidates: list[tuple[int, int, Found]] = []
     for line in ctx.lines:
-        for match in _VAT_CANDIDATE.finditer(line.text):
-            country = match[1]
-            body_chars = [c for c in match[2] if c.isalnum()]
-            # The grab is greedy; the id is the longest prefix (by characters) the country accepts.
-            taken = None
-            for length in range(len(body_chars), 0, -1):
-                if _is_vat_id_shaped(country + "".join(body_chars[:length])):
-                    taken = length
-                    break
-            if taken is None:
+        for tax_id in (*_prefixed_vat_ids(line), *_turkish_tax_ids(line)):
+            if parties[line.number] == "other" or buyer_cue_before(line, tax_id.start):
                 continue
-            end = match.start(2)
-            seen = 0
-            while seen < taken:
-                if line.text[end].isalnum():
-                    seen += 1
-                end += 1
-            if parties[line.number] == "other" or buyer_cue_before(line, match.start()):
-                continue
-            labelled = bool(_VAT_LABEL.search(line.text[max(0, match.start() - 30) : match.start()]))
-            score = (2 if parties[line.number] == "seller" else 0) + (1 if labelled else 0)
-            if not labelled and parties[line.number] != "seller":
+            if not tax_id.labelled and parties[line.number] != "seller":
                 continue  # a bare "DE123456789" may be any number; require a label or the seller block
-            value = country + "".join(body_chars[:taken])
-            candidates.append((-score, line.number, found_at(line, match.start(), end, value)))
+            score = (2 if parties[line.number] == "seller" else 0) + (1 if tax_id.labelled else 0)
+            candidates.append((-score, line.number, found_at(line, tax_id.start, tax_id.end, tax_id.value)))
     return min(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
 
 
@@ -161,6 +213,9 @@ _INVOICE_NUMBER_LABELS: tuple[tuple[re.Pattern[str], int], ...] = (
             r"factura\s*(?:n[º°o]\.?|n[úu]mero)",
             r"fattura\s*(?:n\.?|numero)",
             r"document\s*(?:number|no\.?)",
+            r"n\s?[°º]\s*(?:de\s+)?facture",
+            r"n\s?[°º]\s*(?:de\s+l['’]|d['’])avoir",
+            r"fatura\s*(?:no\.?|numarası|nr\.?|#)",
         ),
         0,
     ),
@@ -175,6 +230,7 @@ _INVOICE_NUMBER_LABELS: tuple[tuple[re.Pattern[str], int], ...] = (
             r"credit\s*note",
             r"factura",
             r"fattura",
+            r"fatura",
             r"receipt\s*(?:no\.?|number|#)",
             r"booking\s*id",
         ),

@@ -13,6 +13,8 @@ from extraction.intake.text import DocumentText
 from extraction.providers.builtin.readings import (
     Amount,
     DateMatch,
+    amount_pattern,
+    groups_thousands_with_spaces,
     read_amounts,
     read_dates,
     uses_decimal_comma,
@@ -83,9 +85,15 @@ class Context:
     lines: list[TextLine]
     decimal_comma: bool
     month_first: bool
+    space_grouping: bool = False
 
     def amounts(self, line: TextLine, start: int = 0, end: int | None = None) -> list[Amount]:
-        return read_amounts(line.text, self.decimal_comma, start, end)
+        return read_amounts(line.text, self.decimal_comma, start, end, space_grouping=self.space_grouping)
+
+    @property
+    def amount_pattern(self) -> re.Pattern[str]:
+        """How this document prints an amount, for finding one by position (under a heading)."""
+        return amount_pattern(space_grouping=self.space_grouping)
 
     def dates(self, line: TextLine) -> list[DateMatch]:
         return read_dates(line.text, self.month_first)
@@ -103,11 +111,13 @@ class Context:
 
 def prepare(document: DocumentText) -> Context:
     text = document.full_text
+    decimal_comma = uses_decimal_comma(text)
     return Context(
         document=document,
         lines=document_lines(document),
-        decimal_comma=uses_decimal_comma(text),
+        decimal_comma=decimal_comma,
         month_first=writes_month_first(text),
+        space_grouping=decimal_comma and groups_thousands_with_spaces(text),
     )
 
 

@@ -12,7 +12,7 @@ from extraction.providers.builtin.readings import Amount, decimal_text, read_amo
 from extraction.providers.builtin.totals import TOKEN, total_labels_in
 
 _HEADER_COLUMNS: dict[str, re.Pattern[str]] = {
-    "position": label_pattern(r"pos\.?", r"position", r"ligne", r"line", r"#", r"nr\.?"),
+    "position": label_pattern(r"pos\.?", r"position", r"ligne", r"line", r"#", r"nr\.?", r"sıra(?:\s*no)?"),
     "description": label_pattern(
         r"beschreibung",
         r"bezeichnung",
@@ -29,6 +29,9 @@ _HEADER_COLUMNS: dict[str, re.Pattern[str]] = {
         r"service",
         r"descripci[óo]n",
         r"descrizione",
+        r"mal\s*hizmet",
+        r"açıklama(?:sı)?",
+        r"ürün(?:\s*adı)?",
     ),
     "quantity": label_pattern(
         r"menge",
@@ -43,6 +46,7 @@ _HEADER_COLUMNS: dict[str, re.Pattern[str]] = {
         r"cantidad",
         r"quantità",
         r"stück",
+        r"miktar(?:ı)?",
     ),
     "unit_price": label_pattern(
         r"nettopreis",
@@ -58,6 +62,7 @@ _HEADER_COLUMNS: dict[str, re.Pattern[str]] = {
         r"prijs(?:\s*per\s*stuk)?",
         r"precio",
         r"prezzo",
+        r"birim\s*fiyat(?:ı)?",
     ),
     "tax_rate": label_pattern(
         r"steuersatz",
@@ -70,8 +75,11 @@ _HEADER_COLUMNS: dict[str, re.Pattern[str]] = {
         r"taxes",
         r"iva",
         r"tax\s*\(%\)",
+        r"kdv\s*(?:oranı)?\s*%?",
     ),
-    "tax_amount": label_pattern(r"steuerbetrag", r"tax\s*amount", r"vat\s*amount", r"montant\s*tva", r"btw\s*bedrag"),
+    "tax_amount": label_pattern(
+        r"steuerbetrag", r"tax\s*amount", r"vat\s*amount", r"montant\s*tva", r"btw\s*bedrag", r"kdv\s*tutarı"
+    ),
     "net_amount": label_pattern(
         r"nettobetrag",
         r"positions-?\s*betrag",
@@ -89,26 +97,32 @@ _HEADER_COLUMNS: dict[str, re.Pattern[str]] = {
         r"importo",
         r"line\s*total",
         r"total\s*ht",
+        r"mal\s*hizmet\s*tutarı",
+        r"tutar(?:ı)?",
     ),
     # Recognized so their numbers are not taken for another column; not part of invoice.v1.
-    "discount": label_pattern(r"disc\.?\s*%?", r"discount", r"rabatt\s*%?", r"rem\.", r"remise", r"korting"),
+    "discount": label_pattern(
+        r"disc\.?\s*%?", r"discount", r"rabatt\s*%?", r"rem\.", r"remise", r"korting", r"iskonto(?:\s*oranı)?\s*%?"
+    ),
+    "discount_amount": label_pattern(r"iskonto\s*tutarı"),
     "gross_amount": label_pattern(
         r"prijs\s*incl\.?\s*btw", r"total\s*ttc", r"bruttobetrag", r"amount\s*incl\.?(?:\s*vat)?", r"brutto"
     ),
 }
-_NUMERIC_COLUMNS = ("quantity", "unit_price", "discount", "tax_amount", "net_amount", "gross_amount")
+_NUMERIC_COLUMNS = ("quantity", "unit_price", "discount", "discount_amount", "tax_amount", "net_amount", "gross_amount")
 LINE_FIELDS = ("description", "quantity", "unit_price", "net_amount", "tax_rate", "tax_amount")
 _TABLE_END = re.compile(
     r"(?:umsatzsteueraufschlüsselung|steueraufschlüsselung|belegsummen|zwischensumme|sub\s*-?\s*total|subtotaal|"
     r"summe|total|totaal|gesamtbetrag|exclusief|zahlungsbedingungen|zahlungsart|taxe\s+base|tax\s+summary|"
     r"vat\s+summary|zu-\s*und\s*abschläge|steuer|notes?\b|bemerkung|payment|paiement|règlement|"
-    r"seite\s+\d|page\s*\d)",
+    r"seite\s+\d|page\s*\d|r[ée]capitulatif|ara\s*toplam|toplam|yalnız)",
     re.IGNORECASE,
 )
 # What may stand right of a line's description: amounts, rates, currency and units of measure.
 _UNIT = re.compile(
     r"(?:stk|stück|st|pcs?|pce|pieces?|units?|unit\(s\)|liters?|liter\(s\)|l|kg|g|t|m|m2|m3|m²|m³|km|h|hrs?|hours?|std|"
-    r"hur|kwh|days?|tage?|tag\(e\)|nights?|ea|each|x|c62|[€$£₹]|eur|usd|gbp|chf|rs\.?)",
+    r"hur|kwh|days?|tage?|tag\(e\)|nights?|ea|each|x|c62|[€$£₹₺]|eur|usd|gbp|chf|rs\.?|"
+    r"adet|saat|gün|kişi|porsiyon|paket|lt|tl|try)",
     re.IGNORECASE,
 )
 

@@ -11,7 +11,7 @@ from extraction.providers.builtin.layout import Context, Found, TextLine, found_
 # A heading stands alone on its line ("Verkäufer:"), so "Lieferant GmbH" is not one.
 SELLER_HEADING = re.compile(
     r"^\s*(?:verkäufer|lieferant|rechnungssteller|leistungserbringer|seller|supplier|vendor|"
-    r"fournisseur|vendeur|leverancier|auftragnehmer)\s*:?\s*$",
+    r"fournisseur|vendeur|leverancier|auftragnehmer|satıcı(?:\s+bilgileri)?|düzenleyen)\s*:?\s*$",
     re.IGNORECASE,
 )
 _OTHER_PARTY_HEADING = re.compile(
@@ -19,7 +19,8 @@ _OTHER_PARTY_HEADING = re.compile(
     r"customer|client|acheteur|destinataire|factuuradres|afleveradres|ship\s+to|deliver\s+to|"
     r"lieferanschrift|liefer(?:ung)?\s*an|adresse\s+de\s+(?:livraison|facturation)|"
     r"(?:abweichender\s+)?warenempfänger|abweichender\s+zahlungsempfänger|steuerbevollmächtigter|"
-    r"repr[ée]sentant\s+fiscal|tax\s+representative|delivery\s+address)"
+    r"repr[ée]sentant\s+fiscal|tax\s+representative|delivery\s+address|factur[ée]\s+[àa]|"
+    r"alıcı(?:\s+bilgileri)?|sayın|müşteri(?:\s+bilgileri)?|teslimat\s+adresi)"
     # A heading ends its line or its column ("Bill To:    Ship To:"); "Invoice to pay by ..." is prose.
     r"(?:\s+(?:address|adresse|anschrift))?(?=\s*(?::|$|\s{2,}))",
     re.IGNORECASE,
@@ -31,7 +32,7 @@ _NEUTRAL_HEADING = re.compile(
 )
 _BUYER_CUE = re.compile(
     r"(?:käufer|kunde|kunden|client|customer|buyer|acheteur|\buw\b|\byour\b|\bihre?\b|\bvotre\b|"
-    r"leistungsempfänger|destinataire|empfänger|repr[ée]sentant|bevollmächtigt|tax\s*rep)",
+    r"leistungsempfänger|destinataire|empfänger|repr[ée]sentant|bevollmächtigt|tax\s*rep|alıcı|müşteri|sayın)",
     re.IGNORECASE,
 )
 
@@ -70,14 +71,16 @@ def buyer_cue_before(line: TextLine, position: int) -> bool:
 # --- the supplier's name -----------------------------------------------------------------------
 
 _LEGAL_FORM = (
+    # Turkish forms first: "Ltd. Şti." is one form, not "Ltd." followed by a word.
+    r"Ltd\.?\s*Şti\.?|A\.\s?Ş\.|Limited\s+Şirketi|Anonim\s+Şirketi|"
     r"GmbH\s*&\s*Co\.?\s*KG(?:aA)?|GmbH|gGmbH|AG|KGaA|KG|OHG|e\.\s?K\.|e\.\s?V\.|a\.\s?G\.|UG(?:\s*\(haftungsbeschränkt\))?|"
     r"SE|B\.\s?V\.|BV|N\.\s?V\.|NV|SARL|S\.A\.R\.L\.|SAS|SA|S\.A\.|SASU|EURL|SNC|Ltd\.?|Limited|LLC|L\.L\.C\.|Inc\.?|"
     r"Corp\.?|Corporation|PLC|LLP|LP|Pvt\.?\s*Ltd\.?|Private\s+Limited|S\.p\.A\.|SpA|S\.r\.l\.|Srl|S\.L\.|SL|"
     r"Sp\.\s?z\s?o\.\s?o\.|spółka\s+akcyjna|Oy|Oyj|AB|A/S|ApS|AS|ASA|s\.r\.o\.|a\.s\.|Kft\.?|Zrt\.?|d\.o\.o\."
 )
 _COMPANY = re.compile(
-    r"(?<![\w&])((?:[A-ZÄÖÜÉ0-9][\w&.'’\-]*|&|und|and|de|du|la|le|van|der|von|für)"
-    r"(?:[ ,]{1,2}(?:[A-ZÄÖÜÉa-zäöüé0-9&][\w&.'’\-]*)){0,5}?"
+    r"(?<![\w&])((?:[A-ZÄÖÜÉÇĞİŞ0-9][\w&.'’\-]*|&|und|and|de|du|la|le|van|der|von|für|ve)"
+    r"(?:[ ,]{1,2}(?:[A-ZÄÖÜÉÇĞİŞa-zäöüéçğış0-9&][\w&.'’\-]*)){0,5}?"
     r"[ ,]{1,2}(?:" + _LEGAL_FORM + r"))(?![\w])"
 )
 _NAME_LABEL = re.compile(
@@ -86,6 +89,7 @@ _NAME_LABEL = re.compile(
     r"sold\s+by\s*:?|issued\s+by\s*:?|ausgestellt\s+von\s*:?|t\.\s?n\.\s?v\.?)\s*(?=\S)",
     re.IGNORECASE,
 )
+_NAME_KEYS = ("name", "firma", "company", "nom", "raison sociale", "ünvan", "unvan", "ticari ünvan", "firma adı")
 _KEY_VALUE = re.compile(r"^\s*([^\W\d][\w .\-/()]{0,40}?)\s*:\s*(\S.*)$")
 _NAME_STOP = re.compile(r"\s{3,}|,\s|\s[-–|•]\s|\s\(")
 
@@ -104,7 +108,7 @@ def find_supplier_name(ctx: Context, parties: list[str]) -> Found | None:
         if parties[line.number] != "seller" or SELLER_HEADING.search(line.text):
             continue
         key_value = _KEY_VALUE.match(line.text)
-        if key_value and key_value[1].strip().lower() in ("name", "firma", "company", "nom", "raison sociale"):
+        if key_value and key_value[1].strip().lower() in _NAME_KEYS:
             start, end = _name_span(line.text, key_value.start(2))
             candidates.append((0, line.number, found_at(line, start, end, line.text[start:end])))
         elif not key_value and line.text.strip() and not candidates:

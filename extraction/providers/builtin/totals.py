@@ -18,7 +18,7 @@ from extraction.providers.builtin.layout import (
     label_pattern,
     magnitude,
 )
-from extraction.providers.builtin.readings import AMOUNT, Amount, decimal_text, read_amounts
+from extraction.providers.builtin.readings import Amount, decimal_text
 from extraction.validation.locale import CURRENCY_CODES
 
 TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
@@ -47,10 +47,13 @@ TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
                 r"totale\s*fattura",
                 r"gesamt\s*\(brutto\)",
                 r"total\s*gross",
+                r"genel\s*toplam",
+                r"vergiler\s*dahil\s*toplam\s*tutar(?:ı)?",
+                r"kdv\s*dahil\s*(?:toplam\s*)?tutar(?:ı)?",
             ),
             0,
         ),
-        (label_pattern(r"total", r"totaal", r"gesamt", r"summe", r"totale"), 1),
+        (label_pattern(r"total", r"totaal", r"gesamt", r"summe", r"totale", r"toplam"), 1),
     ),
     "net": (
         (
@@ -79,6 +82,12 @@ TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
                 r"netto",
                 r"base\s*imponible",
                 r"imponibile",
+                # "Mal Hizmet Toplam Tutarı" is the goods total before a document discount ("Toplam
+                # İskonto"); where one is printed, the arithmetic prefers the "Vergi Hariç Tutar".
+                r"mal\s*hizmet\s*toplam\s*tutarı",
+                r"ara\s*toplam",
+                r"vergi\s*hariç\s*(?:toplam\s*)?tutar(?:ı)?",
+                r"kdv\s*matrahı",
             ),
             0,
         ),
@@ -114,12 +123,26 @@ TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
                 r"ust\.?\s*betrag",
                 r"tax\s*amount",
                 r"vat\s*amount",
+                r"hesaplanan\s*kdv",
+                r"toplam\s*kdv",
+                r"kdv\s*toplamı",
+                r"kdv\s*tutarı",
             ),
             0,
         ),
         (
             label_pattern(
-                r"mwst\.?", r"ust\.?", r"umsatzsteuer", r"vat", r"tax", r"tva", r"btw", r"gst", r"iva", r"sales\s*tax"
+                r"mwst\.?",
+                r"ust\.?",
+                r"umsatzsteuer",
+                r"vat",
+                r"tax",
+                r"tva",
+                r"btw",
+                r"gst",
+                r"iva",
+                r"sales\s*tax",
+                r"kdv",
             ),
             1,
         ),
@@ -133,6 +156,7 @@ TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
                 r"anzahlung(?:en)?",
                 r"vorauszahlung(?:en)?",
                 r"montant\s*d[ée]j[àa]\s*pay[ée]",
+                r"acomptes?\s*(?:vers[ée]s?|re[çc]us?|r[ée]gl[ée]s?)",
                 r"acomptes?",
                 r"d[ée]j[àa]\s*(?:r[ée]gl[ée]|pay[ée])",
                 r"prepaid(?:\s*amount)?",
@@ -143,6 +167,8 @@ TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
                 r"less\s*payments?",
                 r"reeds\s*betaald",
                 r"aanbetaling",
+                r"(?:alınan|ödenen)\s*avans",
+                r"avans",
             ),
             0,
         ),
@@ -171,6 +197,7 @@ TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
                 r"residual(?:\s*amount)?",
                 r"restant\s*d[ûu]",
                 r"remaining\s*(?:amount|balance)",
+                r"ödenecek\s*(?:tutar|toplam)",
             ),
             0,
         ),
@@ -179,7 +206,7 @@ TOTAL_LABELS: dict[str, tuple[tuple[re.Pattern[str], int], ...]] = {
 # Words allowed between a total's label and its amount: currency, rate qualifiers, "in EUR".
 _FILLER_WORDS = frozenset(
     "in on of auf sur de du ttc ht incl inkl excl zzgl net netto brutto rs rs. eur usd gbp chf ust mwst tva vat "
-    "btw tax s e k z g o ae".split()
+    "btw tax s e k z g o ae tl kdv dahil hariç".split()
 ) | {code.lower() for code in CURRENCY_CODES}
 TOKEN = re.compile(r"\S+")
 
@@ -259,10 +286,10 @@ def _total_candidates(ctx: Context) -> list[_TotalCandidate]:
             if amounts:
                 candidates.append(_candidate(kind, line, amounts[-1], rank))
             elif rank == 0:
-                under = column_value(ctx, line, match.start(), match.end(), AMOUNT)
+                under = column_value(ctx, line, match.start(), match.end(), ctx.amount_pattern)
                 if under and not under[1]["percent"]:
                     other, value = under
-                    parsed = read_amounts(other.text, ctx.decimal_comma, value.start(), value.end())
+                    parsed = ctx.amounts(other, value.start(), value.end())
                     if parsed:
                         candidates.append(_candidate(kind, other, parsed[0], rank + 1))
         if labels and labels[0][0] == "gross" and labels[0][2].start() < len(line.text) - len(line.text.lstrip()) + 2:

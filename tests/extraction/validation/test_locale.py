@@ -99,6 +99,10 @@ def test_month_names_of_every_language_either_side_reads(name, month):
         ("5 giugno 2014", "2014-06-05"),
         ("5 maja 2014", "2014-05-05"),
         ("5 października 2014", "2014-10-05"),
+        ("5 Ekim 2014", "2014-10-05"),
+        ("5 EKİM 2014", "2014-10-05"),
+        ("5 Şubat 2014", "2014-02-05"),
+        ("5 MAYIS 2014", "2014-05-05"),
     ],
 )
 def test_a_date_with_a_month_name_the_extractor_reads_is_one_the_validator_finds(printed, iso):
