@@ -72,7 +72,7 @@ def render(invoice: EInvoice) -> Rendering:
     for row in _address(invoice.seller):
         page.line(row)
     if invoice.seller.vat_id:
-        page.line("VAT ID: ", ("supplier.vat_id", invoice.seller.vat_id))
+        page.line(_tax_id_label(invoice.seller.vat_id), ("supplier.vat_id", invoice.seller.vat_id))
     if invoice.seller.tax_registration_id:
         page.line("Tax number: ", ("supplier.tax_registration_id", invoice.seller.tax_registration_id))
     page.blank()
@@ -80,7 +80,7 @@ def render(invoice: EInvoice) -> Rendering:
     for row in _address(invoice.buyer):
         page.line(row)
     if invoice.buyer.vat_id:
-        page.line("Customer VAT ID: ", ("buyer.vat_id", invoice.buyer.vat_id))
+        page.line("Customer " + _tax_id_label(invoice.buyer.vat_id), ("buyer.vat_id", invoice.buyer.vat_id))
     page.blank()
     page.line("Invoice number: ", ("invoice_number", invoice.number))
     page.line("Invoice date: ", ("issue_date", invoice.issue_date))
@@ -104,6 +104,11 @@ def render(invoice: EInvoice) -> Rendering:
         if account.bic:
             page.line("BIC: ", account.bic.text)
     return page
+
+
+def _tax_id_label(tax_id: Read) -> str:
+    # UBL-TR states a VKN or TCKN as a party identification: a tax id, not a VAT id.
+    return "Tax ID: " if "/cac:PartyIdentification" in tax_id.path else "VAT ID: "
 
 
 def _type_path(invoice: EInvoice) -> str:
