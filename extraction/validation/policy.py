@@ -3,7 +3,7 @@ A schema-valid answer is checked against its own arithmetic, the tenant's policy
 data, and the document it quotes. Every check runs, so a reviewer sees every problem at once; a
 failed *blocking* check sends the job to REVIEW_REQUIRED, a failed *warning* does not.
 
-Policy ``invoice-checks.1`` — the checks, in order, with their default severity:
+Policy ``invoice-checks.2`` — the checks, in order, with their default severity:
 
 ================== ========= ===============================================================
 check              default   what must hold
@@ -34,6 +34,10 @@ evidence_values    blocking  that quote says the value: a real span quoted for a
 required_fields    blocking  supplier name, invoice number, issue date, currency, net and
                              gross totals, a net amount on every line; tax unless net = gross;
                              amount due when prepaid is shown; no null with evidence (VAL-2)
+visible_matches_   blocking  for a PDF that embeds an e-invoice (Factur-X/ZUGFeRD): the gross
+embedded                     total, tax total, amount due and IBAN of the answer are printed on
+                             the PDF's visible pages too, since the visible copy is what the
+                             supplier signed off (``visible_and_embedded_disagree``)
 ================== ========= ===============================================================
 
 Arithmetic is Decimal, rounded ROUND_HALF_UP to the currency's unit (0.01, or 1 for JPY, HUF,
@@ -65,7 +69,7 @@ from stdnum.exceptions import ValidationError as StdnumValidationError
 from accounts.models import Tenant
 from config.db import prepared_cursor
 from config.sql import load_statements
-from extraction.intake.text import DocumentText
+from extraction.intake.text import SOURCE_EINVOICE, DocumentText
 from extraction.validation.locale import (
     CURRENCY_SIGNS,
     MONTHS,
@@ -78,7 +82,7 @@ from extraction.validation.locale import (
 from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 
-POLICY_VERSION = "invoice-checks.1"
+POLICY_VERSION = "invoice-checks.2"
 
 BLOCKING = "blocking"
 WARNING = "warning"
@@ -99,6 +103,7 @@ DEFAULT_SEVERITIES: dict[str, str] = {
     "evidence_spans": BLOCKING,
     "evidence_values": BLOCKING,
     "required_fields": BLOCKING,
+    "visible_matches_embedded": BLOCKING,
 }
 CHECKS = tuple(DEFAULT_SEVERITIES)
 
@@ -860,6 +865,41 @@ def _check_required_fields(f: _Facts) -> _Result:
     return _passed
 
 
+# The money a payment is made of: a disagreement here is a different invoice, not a typo.
+_COMPARED_WITH_VISIBLE = ("totals.gross", "totals.tax", "totals.amount_due", "supplier.iban")
+
+
+def _check_visible_matches_embedded(f: _Facts) -> _Result:
+    document = f.document
+    if document.einvoice_page is None or document.source == SOURCE_EINVOICE:
+        return _skipped("no_embedded_einvoice")
+    visible = document.for_providers().pages
+    if not any(page.strip() for page in visible):
+        return _skipped("no_visible_text")
+    amounts = {abs(number) for page in visible for line in page.splitlines() for number in printed_numbers(line)}
+    accounts = {normalize_iban(line) for page in visible for line in page.splitlines()}
+    missing: list[dict[str, str]] = []
+    for path, value in f.fields:
+        if path not in _COMPARED_WITH_VISIBLE or value.value is None:
+            continue
+        if path == "supplier.iban":
+            iban = normalize_iban(value.value)
+            printed = any(iban in account for account in accounts)
+        else:
+            amount = f.amounts.get(path)
+            printed = amount is None or abs(amount) in amounts  # an unreadable amount is field_types' to report
+        if not printed:
+            missing.append({"field": path, "value": value.value})
+    if missing:
+        return _Result(FAILED, "visible_and_embedded_disagree", missing[0]["field"], {"not_printed": missing})
+    return _Result(
+        PASSED,
+        detail={
+            "fields_compared": [path for path, v in f.fields if path in _COMPARED_WITH_VISIBLE and v.value is not None]
+        },
+    )
+
+
 _CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {
     "field_types": _check_field_types,
     "line_amounts": _check_line_amounts,
@@ -874,5 +914,6 @@ _CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {
     "evidence_spans": _check_evidence_spans,
     "evidence_values": _check_evidence_values,
     "required_fields": _check_required_fields,
+    "visible_matches_embedded": _check_visible_matches_embedded,
 }
 assert tuple(_CHECK_FUNCTIONS) == CHECKS

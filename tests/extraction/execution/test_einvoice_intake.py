@@ -11,6 +11,7 @@ from pypdf import PdfReader
 
 from accounts.models import EInvoiceIntake
 from extraction.models import Attempt, DocumentText, ExtractionJob, ExtractionResult
+from tests.einvoice_files import elektron_xml, facturx_with_xml, line_two_costs_100_more
 from tests.factories import submit
 from tests.system import all_terminal, wait_for
 
@@ -76,6 +77,19 @@ def test_a_factur_x_pdf_is_read_from_its_embedded_xml_and_keeps_its_visible_page
     assert text.pages[3].startswith("INVOICE (type 204)\nElectronic invoice: Factur-X EN 16931\n")
     gross = ExtractionResult.objects.get(job_id=job_id).output["totals"]["gross"]
     assert (gross["value"], gross["evidence"]["page"]) == ("300", 4)
+
+
+def test_a_factur_x_pdf_whose_xml_states_other_totals_than_its_visible_page_goes_to_review(processes, tenant, sim):
+    _start_pipeline(processes)
+    job_id = submit(tenant, content=facturx_with_xml(line_two_costs_100_more(elektron_xml())))
+
+    job = _finished(processes, job_id)
+
+    assert job.state == "REVIEW_REQUIRED"
+    result = ExtractionResult.objects.get(job_id=job_id)
+    assert result.validation["reasons"] == ["visible_and_embedded_disagree"]
+    assert result.output["totals"]["gross"]["value"] == "419"
+    assert sim.stats()["calls_by_job"].get(job_id) is None
 
 
 def test_a_tenant_that_turns_einvoice_intake_off_gets_the_model(processes, tenant, sim):
