@@ -249,9 +249,9 @@ TENANT_DEFAULT_DAILY_SPEND_MICROS = env_int("TENANT_DEFAULT_DAILY_SPEND_MICROS",
 # Global accept capacity: past this many pending jobs across all tenants, new work is 503.
 TENANT_DEFAULT_MAX_IN_FLIGHT = env_int("TENANT_DEFAULT_MAX_IN_FLIGHT", 50)
 TENANT_DEFAULT_ALLOWED_CURRENCIES = tuple(
-    (env("TENANT_DEFAULT_ALLOWED_CURRENCIES", "EUR,USD,GBP,CHF,DKK,NOK,SEK,PLN,CZK,HUF,INR,JPY,CAD,AUD,TRY") or "").split(
-        ","
-    )
+    (
+        env("TENANT_DEFAULT_ALLOWED_CURRENCIES", "EUR,USD,GBP,CHF,DKK,NOK,SEK,PLN,CZK,HUF,INR,JPY,CAD,AUD,TRY") or ""
+    ).split(",")
 )
 GLOBAL_MAX_PENDING_JOBS = env_int("GLOBAL_MAX_PENDING_JOBS", 1_000_000)
 # How long a web process trusts its last reading of the global backlog (seconds).

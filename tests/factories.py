@@ -201,7 +201,12 @@ def make_ready_jobs(
 
 
 def submit(
-    ctx: TenantContext, *, content: bytes | None = None, key: str | None = None, options: dict[str, Any] | None = None
+    ctx: TenantContext,
+    *,
+    content: bytes | None = None,
+    key: str | None = None,
+    options: dict[str, Any] | None = None,
+    schema: str | None = None,
 ) -> str:
     """Upload ``content`` (default: the sample invoice) and request its extraction through the
     API, as a client does: the job's id."""
@@ -211,6 +216,8 @@ def submit(
     body: dict[str, Any] = {"document_id": doc.json()["id"]}
     if options:
         body["options"] = options
+    if schema:
+        body["schema"] = schema
     resp = ctx.client.post("/api/v1/extraction-jobs", body, format="json", HTTP_IDEMPOTENCY_KEY=key or uuid.uuid4().hex)
     assert resp.status_code == 202, resp.content
     return resp.json()["job_id"]

@@ -86,6 +86,20 @@ def _allowance_charge(doc: Elements, entry: ET.Element) -> AllowanceCharge:
     )
 
 
+def _logistics_charge(doc: Elements, entry: ET.Element) -> AllowanceCharge:
+    """A freight or packing charge as ZUGFeRD EXTENDED states it (counted in BT-108 like any charge)."""
+    return AllowanceCharge(
+        is_charge=True,
+        amount=doc.read(entry, "AppliedAmount"),
+        base_amount=None,
+        percentage=None,
+        reason=doc.read(entry, "Description"),
+        reason_code=None,
+        tax_category=doc.read(entry, "AppliedTradeTax", "CategoryCode"),
+        tax_rate=doc.read(entry, "AppliedTradeTax", "RateApplicablePercent"),
+    )
+
+
 def _line(doc: Elements, item: ET.Element) -> Line:
     price = doc.find(item, "SpecifiedLineTradeAgreement", "NetPriceProductTradePrice")
     quantity = doc.find(item, "SpecifiedLineTradeDelivery", "BilledQuantity")
@@ -100,8 +114,9 @@ def _line(doc: Elements, item: ET.Element) -> Line:
         net_amount=doc.read(settlement, "SpecifiedTradeSettlementLineMonetarySummation", "LineTotalAmount"),
         tax_category=doc.read(settlement, "ApplicableTradeTax", "CategoryCode"),
         tax_rate=doc.read(settlement, "ApplicableTradeTax", "RateApplicablePercent"),
-        allowances_charges=tuple(
-            _allowance_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedTradeAllowanceCharge")
+        allowances_charges=(
+            *(_allowance_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedTradeAllowanceCharge")),
+            *(_logistics_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedLogisticsServiceCharge")),
         ),
     )
 
@@ -151,8 +166,9 @@ def read_cii(doc: Elements) -> EInvoice:
             is not None
         ),
         lines=tuple(_line(doc, item) for item in doc.children(transaction, "IncludedSupplyChainTradeLineItem")),
-        allowances_charges=tuple(
-            _allowance_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedTradeAllowanceCharge")
+        allowances_charges=(
+            *(_allowance_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedTradeAllowanceCharge")),
+            *(_logistics_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedLogisticsServiceCharge")),
         ),
         tax_breakdown=tuple(
             TaxSubtotal(

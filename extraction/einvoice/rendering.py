@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from extraction.einvoice.model import EInvoice, Party, Read
+from extraction.einvoice.model import AllowanceCharge, EInvoice, Party, Read
 
 _IBAN_SHAPE = re.compile(r"[A-Z]{2}\d{2}[A-Z0-9]{10,30}")
 _LINE_COLUMNS = [5, 42, 12, 14, 8]
@@ -132,34 +132,63 @@ def _render_lines(page: Rendering, invoice: EInvoice) -> None:
             (f"{prefix}.net_amount", line.net_amount),
             widths=_LINE_COLUMNS,
         )
+        if line.tax_category:
+            page.line("", "VAT category ", (f"{prefix}.tax_category", line.tax_category), widths=[5])
         base = _text(line.base_quantity)
         if base and base not in ("1", "1.0", "1.00", "1.0000"):
-            page.line("", f"(unit price per {base} {line.unit or 'units'})", widths=[5])
-        for number, entry in enumerate(line.allowances_charges):
-            label = "line charge" if entry.is_charge else "line allowance"
             page.line(
                 "",
-                f"({label}{': ' + entry.reason.text if entry.reason else ''} ",
-                (f"{prefix}.allowances_charges[{number}].amount", entry.amount),
-                ")",
+                "(unit price per ",
+                (f"{prefix}.price_base_quantity", line.base_quantity),
+                f" {line.unit or 'units'})",
                 widths=[5],
             )
+        _render_adjustments(
+            page, f"{prefix}.", line.allowances_charges, labels=("     line allowance", "     line charge")
+        )
     page.blank()
+
+
+def _render_adjustments(
+    page: Rendering,
+    prefix: str,
+    entries: tuple[AllowanceCharge, ...],
+    *,
+    labels: tuple[str, str] = ("Allowance", "Charge"),
+) -> None:
+    """Allowances and charges, numbered apart as invoice.v2 lists them (BG-20/BG-21, BG-27/BG-28)."""
+    counts = {"allowances": 0, "charges": 0}
+    for entry in entries:
+        kind = "charges" if entry.is_charge else "allowances"
+        path = f"{prefix}{kind}[{counts[kind]}]"
+        counts[kind] += 1
+        parts: list[str | tuple[str, Read | None]] = [labels[1] if entry.is_charge else labels[0]]
+        if entry.reason:
+            parts += [": ", (f"{path}.reason", entry.reason)]
+        if entry.reason_code:
+            parts += [" [code ", (f"{path}.reason_code", entry.reason_code), "]"]
+        parts += ["  " + ("" if entry.is_charge else "-"), (f"{path}.amount", entry.amount)]
+        if entry.percentage or entry.base_amount:
+            parts += [" ("]
+            if entry.percentage:
+                parts += [(f"{path}.percentage", entry.percentage), " %"]
+            if entry.base_amount:
+                parts += [" of " if entry.percentage else "base ", (f"{path}.base_amount", entry.base_amount)]
+            parts += [")"]
+        if entry.tax_category or entry.tax_rate:
+            parts += [" VAT "]
+            if entry.tax_category:
+                parts += [(f"{path}.tax_category", entry.tax_category), " "]
+            if entry.tax_rate:
+                parts += [(f"{path}.tax_rate", entry.tax_rate), " %"]
+        page.line(*parts)
 
 
 def _render_totals(page: Rendering, invoice: EInvoice) -> None:
     totals = invoice.totals
     if totals.line_total:
         page.line("Sum of lines: ", ("totals.line_total", totals.line_total))
-    for number, entry in enumerate(invoice.allowances_charges):
-        label = "Charge" if entry.is_charge else "Allowance"
-        sign = "" if entry.is_charge else "-"
-        rate = f" (VAT {_text(entry.tax_category)} {entry.tax_rate.text} %)" if entry.tax_rate else ""
-        page.line(
-            f"{label}{': ' + entry.reason.text if entry.reason else ''}  {sign}",
-            (f"allowances_charges[{number}].amount", entry.amount),
-            rate,
-        )
+    _render_adjustments(page, "", invoice.allowances_charges)
     if totals.allowance_total:
         page.line("Total allowances: ", ("totals.allowance_total", totals.allowance_total))
     if totals.charge_total:
@@ -168,15 +197,22 @@ def _render_totals(page: Rendering, invoice: EInvoice) -> None:
     for number, group in enumerate(invoice.tax_breakdown):
         prefix = f"tax_breakdown[{number}]"
         page.line(
-            f"VAT {_text(group.category)} {_text(group.rate) or '0'} % on ",
+            "VAT ",
+            (f"{prefix}.category", group.category),
+            " " if group.category else "",
+            (f"{prefix}.rate", group.rate),
+            " % on " if group.rate else "% on ",
             (f"{prefix}.taxable_amount", group.taxable_amount),
             ": ",
             (f"{prefix}.tax_amount", group.tax_amount),
         )
         if group.exemption_reason or group.exemption_reason_code:
-            page.line(
-                "  exempt: ", " ".join(_text(r) for r in (group.exemption_reason_code, group.exemption_reason) if r)
-            )
+            parts: list[str | tuple[str, Read | None]] = ["  exempt:"]
+            if group.exemption_reason_code:
+                parts += [" ", (f"{prefix}.exemption_reason_code", group.exemption_reason_code)]
+            if group.exemption_reason:
+                parts += [" ", (f"{prefix}.exemption_reason", group.exemption_reason)]
+            page.line(*parts)
     if totals.tax_total is not None:
         page.line("Total VAT: ", ("totals.tax", totals.tax_total))
     page.line("Total: ", ("totals.gross", totals.gross_total))

@@ -41,6 +41,8 @@ from extraction.validation.schema import InvoiceV1
 
 logger = logging.getLogger("extraction.worker")
 
+MODEL_ANSWER_SCHEMA = "invoice.v1"
+
 
 @contextmanager
 def db_step() -> Iterator[None]:
@@ -248,7 +250,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
     6. Validate with the tenant's policy; complete under fence + live lease: SUCCEEDED or REVIEW_REQUIRED.
     """
     from extraction.intake.text import UnreadableDocument
-    from extraction.validation.schema import SchemaError, SchemaValidationError, parse_invoice_v1
+    from extraction.validation.schema import SchemaError, SchemaValidationError, parse_invoice
 
     log = claim.log_extra()
     rt.track(claim)
@@ -266,7 +268,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
                 )
 
         if document.einvoice_page is not None and _reads_einvoices(claim.tenant_id):
-            answer = _einvoice_answer(claim.document_id, document)
+            answer = _einvoice_answer(claim.document_id, document, schema=claim.schema)
             if answer is not None:
                 return _complete_from_einvoice(claim, rt, document, answer)
 
@@ -301,7 +303,9 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             job_id=str(claim.job_id),
             attempt=claim.attempt,
             document=read,
-            schema=claim.schema,
+            # The rules and the models answer invoice.v1's fields; a v2 job gets them upgraded,
+            # with what only v2 carries (allowances, VAT breakdown, ...) null.
+            schema=MODEL_ANSWER_SCHEMA,
             model=binding.model,
             max_output_tokens=binding.max_output_tokens,
             timeout_seconds=max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining)),
@@ -339,7 +343,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             return "stale"
 
         try:
-            invoice = parse_invoice_v1(response.output_text)
+            invoice = parse_invoice(response.output_text, schema=claim.schema)
         except (SchemaError, SchemaValidationError) as exc:
             error = ProviderError(
                 ErrorKind.INVALID_OUTPUT,
@@ -402,23 +406,23 @@ def _reads_einvoices(tenant_id: uuid.UUID) -> bool:
     return intake == EInvoiceIntake.STRUCTURED_FIRST
 
 
-def _einvoice_answer(document_id: uuid.UUID, document: DocumentText) -> EInvoiceAnswer | None:
+def _einvoice_answer(document_id: uuid.UUID, document: DocumentText, *, schema: str) -> EInvoiceAnswer | None:
     from extraction.intake.text import einvoice_xml_of  # heavy imports (OCR, PDF)
 
     with db_step():
         stored = Document.objects.get(pk=document_id)
     with default_storage.open(stored.storage_name, "rb") as handle:
         xml = einvoice_xml_of(handle.read(), stored.content_type)
-    return answer_from_einvoice(xml, document) if xml is not None else None
+    return answer_from_einvoice(xml, document, schema=schema) if xml is not None else None
 
 
 def _complete_from_einvoice(claim: Claim, rt: WorkerRuntime, document: DocumentText, answer: EInvoiceAnswer) -> str:
     """The e-invoice's own data as the result: no capacity taken, no model called, no tokens."""
-    from extraction.validation.schema import parse_invoice_v1
+    from extraction.validation.schema import parse_invoice
 
     if rt.lost(claim):
         return "stale"  # nothing was spent; the new owner reads the same XML
-    invoice = parse_invoice_v1(json.dumps(answer.output))
+    invoice = parse_invoice(json.dumps(answer.output), schema=claim.schema)
     return _validate_and_complete(
         claim,
         invoice,

@@ -22,7 +22,9 @@ from accounts.models import Tenant
 from config.sql import load_statements
 from extraction.models import Document, JobState
 
-SCHEMAS = ("invoice.v1",)
+# invoice.v2 adds EN 16931's allowances, charges, VAT breakdown and references; a job keeps the
+# schema it was accepted with (extraction/validation/schema.py).
+SCHEMAS = ("invoice.v1", "invoice.v2")
 REQUESTED_EVENT = "extraction.requested.v1"
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))

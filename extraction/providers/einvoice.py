@@ -1,4 +1,4 @@
-"""The ``einvoice`` provider: a document's e-invoice XML read into ``invoice.v1``, no model call.
+"""The ``einvoice`` provider: a document's e-invoice XML read into the job's schema, no model call.
 
 Its answer is exact and free, so it needs no capacity and no tokens; the worker still validates
 it like any other (a structured invoice can be wrong too). Every field's evidence points into the
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.einvoice import RefusedXml, read_einvoice
-from extraction.einvoice.answer import invoice_v1_answer
+from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
 from extraction.intake.text import DocumentText
 
@@ -22,7 +22,7 @@ PROVIDER_NAME = "einvoice"
 
 @dataclass(frozen=True)
 class EInvoiceAnswer:
-    output: dict[str, Any]  # invoice.v1
+    output: dict[str, Any]  # in the job's schema
     profile: str  # "XRechnung (UBL)", "Factur-X EN 16931", "UBL-TR e-Fatura", ...
     specification: str | None  # BT-24 as the XML states it
     elements: dict[str, str]  # field path -> XPath of the element it was read from
@@ -33,8 +33,8 @@ class EInvoiceAnswer:
         return {"profile": self.profile, "specification": self.specification, "elements": dict(self.elements)}
 
 
-def answer_from_einvoice(xml: bytes, document: DocumentText) -> EInvoiceAnswer | None:
-    """The answer the XML states, or None when ``document``'s e-invoice page is not this XML's
+def answer_from_einvoice(xml: bytes, document: DocumentText, *, schema: str) -> EInvoiceAnswer | None:
+    """The answer the XML states in ``schema``, or None when ``document``'s e-invoice page is not this XML's
     printing (text extracted by an older renderer, or no such page): then the evidence could
     not be checked against the stored text, and the document goes the model's way instead."""
     started = time.monotonic()
@@ -49,7 +49,7 @@ def answer_from_einvoice(xml: bytes, document: DocumentText) -> EInvoiceAnswer |
     if rendering.text != document.pages[page - 1]:
         return None
     return EInvoiceAnswer(
-        output=invoice_v1_answer(invoice, rendering, page=page),
+        output=invoice_answer(invoice, rendering, page=page, schema=schema),
         profile=invoice.profile,
         specification=invoice.specification,
         elements=dict(rendering.elements),

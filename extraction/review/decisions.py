@@ -25,7 +25,7 @@ from extraction.intake.text import DocumentText
 from extraction.models import DocumentText as DocumentTextRow
 from extraction.models import ExtractionJob, ExtractionResult, JobState
 from extraction.validation.policy import validate_extraction
-from extraction.validation.schema import InvoiceOutputError, parse_invoice_v1
+from extraction.validation.schema import InvoiceOutputError, parse_invoice
 
 APPROVED = "approved"
 REJECTED = "rejected"
@@ -129,12 +129,12 @@ def approve_review(
     }
     try:
         after = apply_corrections(before, changed)
-        invoice = parse_invoice_v1(json.dumps(after))
+        invoice = parse_invoice(json.dumps(after), schema=job.schema)
     except KeyError as error:
         return ReviewResult(REFUSED, f"There is no field {error.args[0]!r} to correct.", ["correction_invalid"])
     except InvoiceOutputError as error:
         return ReviewResult(
-            REFUSED, f"The corrected result is not a valid invoice.v1: {error.message}", ["correction_invalid"]
+            REFUSED, f"The corrected result is not a valid {job.schema}: {error.message}", ["correction_invalid"]
         )
     outcome = validate_extraction(
         invoice=invoice, document=document_text_of(job), tenant_id=job.tenant_id, attested_fields=frozenset(changed)

@@ -79,7 +79,7 @@ from extraction.validation.locale import (
     full_year,
     number_readings,
 )
-from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1
+from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1, InvoiceV2
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 
 POLICY_VERSION = "invoice-checks.2"
@@ -118,8 +118,26 @@ REQUIRED_FIELDS = ("supplier.name", "invoice_number", "issue_date", "currency", 
 # description): a quote of half a page would "contain" almost any value.
 MAX_VALUE_QUOTE = 64
 MAX_TEXT_QUOTE = 400
+# Payment terms and reasons are sentences, sometimes a paragraph (an insurer's terms).
+MAX_NOTE_QUOTE = 2000
+_NOTE_FIELDS = ("payment_terms", "reason", "exemption_reason")
 
-_AMOUNT_FIELDS = ("quantity", "unit_price", "net_amount", "tax_rate", "tax_amount")
+_AMOUNT_FIELDS = (
+    "quantity",
+    "unit_price",
+    "net_amount",
+    "tax_rate",
+    "tax_amount",
+    # invoice.v2
+    "price_base_quantity",
+    "amount",
+    "base_amount",
+    "percentage",
+    "rate",
+    "taxable_amount",
+)
+# Codes compared as written (a VAT category "S", a reason code "95", "VATEX-EU-IC").
+_CODE_FIELDS = ("tax_category", "category", "reason_code", "exemption_reason_code")
 _TOTAL_FIELDS = ("net", "tax", "gross", "prepaid", "amount_due")
 
 
@@ -346,6 +364,34 @@ class _Facts:
     def is_credit_note(self) -> bool:
         return self.invoice.document_type.value == "credit_note"
 
+    def amount(self, path: str) -> Decimal | None:
+        return self.amounts.get(path)
+
+    def adjustments(self, prefix: str = "") -> list[tuple[Decimal | None, Decimal | None]] | None:
+        """invoice.v2's allowances (negative) and charges (positive) at ``prefix`` ("" for the
+        document's, "lines[2]." for a line's) as (signed amount, VAT rate); None for invoice.v1,
+        which carries none."""
+        if not isinstance(self.invoice, InvoiceV2):
+            return None
+        owner: Any = self.invoice if not prefix else self.invoice.lines[int(prefix[6:-2])]
+        found: list[tuple[Decimal | None, Decimal | None]] = []
+        for kind, sign in (("allowances", -1), ("charges", 1)):
+            for index in range(len(getattr(owner, kind))):
+                amount = self.amounts.get(f"{prefix}{kind}[{index}].amount")
+                found.append(
+                    (None if amount is None else sign * amount, self.amounts.get(f"{prefix}{kind}[{index}].tax_rate"))
+                )
+        return found
+
+    def document_adjustment(self) -> Decimal | None:
+        """Σ document charges − Σ document allowances: 0 for invoice.v1, None if one is unreadable."""
+        adjustments = self.adjustments()
+        if adjustments is None:
+            return Decimal(0)
+        if any(amount is None for amount, _ in adjustments):
+            return None
+        return sum((amount for amount, _ in adjustments if amount is not None), Decimal(0))
+
 
 def _kind(path: str) -> str:
     leaf = path.rsplit(".", 1)[-1]
@@ -355,7 +401,7 @@ def _kind(path: str) -> str:
         return "date"
     if leaf == "currency":
         return "currency"
-    if leaf in ("iban", "vat_id"):
+    if leaf in ("iban", "vat_id") or leaf in _CODE_FIELDS:
         return "identifier"
     if leaf == "document_type":
         return "document_type"
@@ -388,16 +434,20 @@ def _check_line_amounts(f: _Facts) -> _Result:
     checked = 0
     for index in range(f.line_count):
         quantity, price, net = f.line(index, "quantity"), f.line(index, "unit_price"), f.line(index, "net_amount")
-        if quantity is not None and price is not None and net is not None:
+        base = f.line(index, "price_base_quantity") or Decimal(1)  # BT-149, invoice.v2
+        line_adjustments = f.adjustments(f"lines[{index}].") or []
+        adjustment = sum((amount for amount, _ in line_adjustments if amount is not None), Decimal(0))
+        if quantity is not None and price is not None and net is not None and base != 0:
             checked += 1
-            expected = round_money(quantity * price, f.unit)
+            # EN 16931 BR-LIN-04 (line net = quantity × price / base quantity − allowances + charges).
+            expected = round_money(quantity * price / base + adjustment, f.unit)
             if abs(expected - net) > f.unit:
                 problems.append(
                     {
                         "field": f"lines[{index}].net_amount",
                         "expected": _money(expected),
                         "found": _money(net),
-                        "rule": "quantity × unit_price",
+                        "rule": "quantity × unit_price" + (" − allowances + charges" if line_adjustments else ""),
                     }
                 )
         rate, tax = f.line(index, "tax_rate"), f.line(index, "tax_amount")
@@ -432,19 +482,19 @@ def _line_nets(f: _Facts) -> list[Decimal] | None:
 def _check_lines_sum(f: _Facts) -> _Result:
     if f.line_count == 0:
         return _skipped("no_lines")
-    nets, net_total = _line_nets(f), f.total("net")
-    if nets is None or net_total is None:
+    nets, net_total, adjustment = _line_nets(f), f.total("net"), f.document_adjustment()
+    if nets is None or net_total is None or adjustment is None:
         return _skipped("amounts_missing")  # required_fields names what is missing
     found = sum(nets, Decimal(0))
     tolerance = f.unit * len(nets)
-    if abs(found - net_total) > tolerance:
-        return _Result(
-            FAILED,
-            "lines_sum_mismatch",
-            "totals.net",
-            {"sum_of_lines": _money(found), "net_total": _money(net_total), "tolerance": _money(tolerance)},
-        )
-    return _Result(PASSED, detail={"sum_of_lines": _money(found), "net_total": _money(net_total)})
+    detail = {"sum_of_lines": _money(found), "net_total": _money(net_total)}
+    if isinstance(f.invoice, InvoiceV2):
+        # EN 16931 BR-CO-10 and BR-CO-13: net = Σ line nets − allowances + charges.
+        detail["charges_minus_allowances"] = _money(adjustment)
+        tolerance += f.unit * (len(f.invoice.allowances) + len(f.invoice.charges))
+    if abs(found + adjustment - net_total) > tolerance:
+        return _Result(FAILED, "lines_sum_mismatch", "totals.net", {**detail, "tolerance": _money(tolerance)})
+    return _Result(PASSED, detail=detail)
 
 
 def _tax_total(f: _Facts) -> Decimal | None:
@@ -465,13 +515,17 @@ def _check_tax_by_rate(f: _Facts) -> _Result:
         return _skipped("amounts_missing")
     if any(rate is None for rate in rates):
         return _skipped("line_tax_rates_missing")
-    if abs(sum(nets, Decimal(0)) - net_total) > f.unit * len(nets):
-        # Lines that do not explain the net total (document allowances/charges, which invoice.v1
+    adjustments = f.adjustments() or []
+    adjustment = f.document_adjustment()
+    if adjustment is None or any(rate is None for _, rate in adjustments):
+        return _skipped("allowance_or_charge_without_rate")
+    if abs(sum(nets, Decimal(0)) + adjustment - net_total) > f.unit * (len(nets) + len(adjustments)):
+        # Lines that do not explain the net total (in invoice.v1, document allowances/charges it
         # does not carry) cannot explain its tax either; lines_sum reports the gap.
         return _skipped("lines_do_not_explain_net_total")
     groups: dict[Decimal, Decimal] = {}
-    for net, rate in zip(nets, rates, strict=True):
-        groups[rate] = groups.get(rate, Decimal(0)) + net  # type: ignore[index,arg-type]  # 19 == 19.00: one group
+    for net, rate in [*zip(nets, rates, strict=True), *adjustments]:
+        groups[rate] = groups.get(rate, Decimal(0)) + net  # type: ignore[index,arg-type,operator]  # 19 == 19.00: one group
     # format(…, "f"): "10", never "1E+1".
     by_rate = {
         format(rate.normalize(), "f"): round_money(base * rate / HUNDRED, f.unit)
@@ -513,23 +567,24 @@ def _check_totals_sum(f: _Facts) -> _Result:
 def _check_amount_due(f: _Facts) -> _Result:
     gross, due = f.total("gross"), f.total("amount_due")
     prepaid = Decimal(0) if f.invoice.totals.prepaid.value is None else f.total("prepaid")
+    # EN 16931 BR-CO-16: amount due = gross − prepaid + rounding; only invoice.v2 carries rounding.
+    rounding = f.total("rounding") or Decimal(0)
     if f.invoice.totals.amount_due.value is None and f.invoice.totals.prepaid.value is None:
         return _skipped("amount_due_not_shown", {"payable": "the gross total"})
     if gross is None or due is None or prepaid is None:
         return _skipped("amounts_missing")
-    if abs(gross - prepaid - due) > f.unit:
-        return _Result(
-            FAILED,
-            "amount_due_mismatch",
-            "totals.amount_due",
-            {
-                "gross": _money(gross),
-                "prepaid": _money(prepaid),
-                "amount_due": _money(due),
-                "gross_minus_prepaid": _money(gross - prepaid),
-                "tolerance": _money(f.unit),
-            },
-        )
+    expected = gross - prepaid + rounding
+    if abs(expected - due) > f.unit:
+        detail = {
+            "gross": _money(gross),
+            "prepaid": _money(prepaid),
+            "amount_due": _money(due),
+            "gross_minus_prepaid": _money(gross - prepaid),
+            "tolerance": _money(f.unit),
+        }
+        if rounding:
+            detail["rounding"] = _money(rounding)
+        return _Result(FAILED, "amount_due_mismatch", "totals.amount_due", detail)
     return _passed
 
 
@@ -705,7 +760,10 @@ def _check_evidence_values(f: _Facts) -> _Result:
         if kind == "document_type":
             continue  # "Rechnung", "Avoir", "Gutschrift (389)": the word is the evidence, not the value
         checked += 1
-        longest = MAX_TEXT_QUOTE if kind == "text" else MAX_VALUE_QUOTE
+        if path.rsplit(".", 1)[-1] in _NOTE_FIELDS:
+            longest = MAX_NOTE_QUOTE
+        else:
+            longest = MAX_TEXT_QUOTE if kind == "text" else MAX_VALUE_QUOTE
         if len(evidence.quote) > longest:
             problems.append(
                 {

@@ -177,8 +177,137 @@ class InvoiceV1(_Shape):
         return self.model_dump(mode="json", by_alias=True)
 
 
+# --- invoice.v2: EN 16931's allowances, charges, VAT breakdown and references ------------------
+
+
+class AllowanceCharge(_Shape):
+    """A document-level allowance (BG-20) or charge (BG-21), or a line's (BG-27, BG-28)."""
+
+    amount: FieldValue
+    base_amount: FieldValue
+    percentage: FieldValue
+    reason: FieldValue
+    reason_code: FieldValue
+    tax_category: FieldValue
+    tax_rate: FieldValue
+
+
+class LineV2(Line):
+    tax_category: FieldValue
+    price_base_quantity: FieldValue  # BT-149: the unit price is per this many units
+    allowances: list[AllowanceCharge]
+    charges: list[AllowanceCharge]
+
+
+class TaxSubtotal(_Shape):
+    """BG-23: one VAT category and rate, with its exemption reason where it is exempt."""
+
+    category: FieldValue
+    rate: FieldValue
+    taxable_amount: FieldValue
+    tax_amount: FieldValue
+    exemption_reason: FieldValue
+    exemption_reason_code: FieldValue
+
+
+class Buyer(_Shape):
+    name: FieldValue
+    vat_id: FieldValue
+
+
+class TotalsV2(Totals):
+    line_total: FieldValue  # BT-106
+    allowance_total: FieldValue  # BT-107
+    charge_total: FieldValue  # BT-108
+    rounding: FieldValue  # BT-114
+
+
+class InvoiceV2(InvoiceV1):
+    """invoice.v1 and what EN 16931 adds for arithmetic that holds on real invoices: document
+    and line allowances and charges, the VAT breakdown, rounding, the buyer and references."""
+
+    schema_id: Literal["invoice.v2"] = Field(alias="schema")  # type: ignore[assignment]
+    buyer: Buyer
+    buyer_reference: FieldValue  # BT-10
+    order_reference: FieldValue  # BT-13
+    payment_terms: FieldValue  # BT-20
+    lines: list[LineV2]  # type: ignore[assignment]
+    allowances: list[AllowanceCharge]
+    charges: list[AllowanceCharge]
+    tax_breakdown: list[TaxSubtotal]
+    totals: TotalsV2
+
+    def fields(self) -> Iterator[tuple[str, FieldValue]]:
+        yield "document_type", self.document_type
+        for name in Supplier.model_fields:
+            yield f"supplier.{name}", getattr(self.supplier, name)
+        for name in Buyer.model_fields:
+            yield f"buyer.{name}", getattr(self.buyer, name)
+        for name in ("invoice_number", "issue_date", "due_date", "currency", "buyer_reference", "order_reference"):
+            yield name, getattr(self, name)
+        for index, line in enumerate(self.lines):
+            prefix = f"lines[{index}]"
+            for name in LineV2.model_fields:
+                if name not in ("allowances", "charges"):
+                    yield f"{prefix}.{name}", getattr(line, name)
+            yield from _adjustments(f"{prefix}.allowances", line.allowances)
+            yield from _adjustments(f"{prefix}.charges", line.charges)
+        yield from _adjustments("allowances", self.allowances)
+        yield from _adjustments("charges", self.charges)
+        for index, group in enumerate(self.tax_breakdown):
+            for name in TaxSubtotal.model_fields:
+                yield f"tax_breakdown[{index}].{name}", getattr(group, name)
+        for name in TotalsV2.model_fields:
+            yield f"totals.{name}", getattr(self.totals, name)
+        yield "payment_terms", self.payment_terms
+
+
+def _adjustments(prefix: str, entries: list[AllowanceCharge]) -> Iterator[tuple[str, FieldValue]]:
+    for index, entry in enumerate(entries):
+        for name in AllowanceCharge.model_fields:
+            yield f"{prefix}[{index}].{name}", getattr(entry, name)
+
+
+SCHEMA_MODELS: dict[str, type[InvoiceV1]] = {"invoice.v1": InvoiceV1, "invoice.v2": InvoiceV2}
+SCHEMA_IDS = tuple(SCHEMA_MODELS)
+_EMPTY: dict[str, None] = {"value": None, "evidence": None}
+
+
+def upgraded_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """An invoice.v1 answer as invoice.v2: every field v2 adds is null or an empty list. For a
+    provider that answers v1's fields only (the rules, a model asked for v1)."""
+    lines = [
+        {**line, "tax_category": dict(_EMPTY), "price_base_quantity": dict(_EMPTY), "allowances": [], "charges": []}
+        for line in data.get("lines", [])
+    ]
+    totals = {
+        **data.get("totals", {}),
+        **{name: dict(_EMPTY) for name in ("line_total", "allowance_total", "charge_total", "rounding")},
+    }
+    return {
+        **data,
+        "schema": "invoice.v2",
+        "buyer": {"name": dict(_EMPTY), "vat_id": dict(_EMPTY)},
+        "buyer_reference": dict(_EMPTY),
+        "order_reference": dict(_EMPTY),
+        "payment_terms": dict(_EMPTY),
+        "lines": lines,
+        "allowances": [],
+        "charges": [],
+        "tax_breakdown": [],
+        "totals": totals,
+    }
+
+
 def parse_invoice_v1(text: str) -> InvoiceV1:
     """Parse a model's answer. Raises SchemaError (not JSON) or SchemaValidationError (wrong shape)."""
+    return parse_invoice(text, schema="invoice.v1")
+
+
+def parse_invoice(text: str, *, schema: str) -> InvoiceV1:
+    """Parse an answer for a job of ``schema``. A v2 job takes a v1 answer, upgraded (see
+    :func:`upgraded_to_v2`); a v1 job takes only v1. Raises SchemaError (not JSON) or
+    SchemaValidationError (wrong shape)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -188,18 +317,20 @@ def parse_invoice_v1(text: str) -> InvoiceV1:
         raise SchemaError(f"output is not valid JSON: {type(error).__name__}") from None
     if not isinstance(data, dict):
         raise SchemaValidationError(f"output is a JSON {type(data).__name__}, not an object")
+    if schema == "invoice.v2" and data.get("schema") == "invoice.v1":
+        data = upgraded_to_v2(data)
     try:
-        return InvoiceV1.model_validate(data, by_alias=True)
+        return SCHEMA_MODELS[schema].model_validate(data, by_alias=True)
     except ValidationError as error:
-        raise SchemaValidationError(_describe(error)) from None
+        raise SchemaValidationError(_describe(error, schema)) from None
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError, schema: str) -> str:
     problems = error.errors(include_url=False, include_input=False)
     described = [f"{_location(problem['loc'])}: {problem['msg']}" for problem in problems[:_MAX_REPORTED_ERRORS]]
     if len(problems) > _MAX_REPORTED_ERRORS:
         described.append(f"... and {len(problems) - _MAX_REPORTED_ERRORS} more")
-    return f"output does not match {SCHEMA_ID}: " + "; ".join(described)
+    return f"output does not match {schema}: " + "; ".join(described)
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

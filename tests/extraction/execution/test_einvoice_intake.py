@@ -10,7 +10,7 @@ import pytest
 from pypdf import PdfReader
 
 from accounts.models import EInvoiceIntake
-from extraction.models import Attempt, DocumentText, ExtractionJob, ExtractionResult
+from extraction.models import Attempt, DocumentText, ExtractionJob, ExtractionResult, Supplier
 from tests.einvoice_files import elektron_xml, facturx_with_xml, line_two_costs_100_more
 from tests.factories import submit
 from tests.system import all_terminal, wait_for
@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow
 INVOICES = Path(__file__).resolve().parents[3] / "testdata" / "invoices"
 XRECHNUNG_UBL = INVOICES / "xrechnung-testsuite/business-cases/standard/01.04a-INVOICE_ubl.xml"
 FACTURX_PDF = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"
+RABATTE_CII = INVOICES / "zugferd-corpus/XML-Rechnung/CII/EN16931_Rabatte.cii.xml"
 BILLION_LAUGHS = b"""<?xml version="1.0"?>
 <!DOCTYPE Invoice [
  <!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">
@@ -90,6 +91,24 @@ def test_a_factur_x_pdf_whose_xml_states_other_totals_than_its_visible_page_goes
     assert result.validation["reasons"] == ["visible_and_embedded_disagree"]
     assert result.output["totals"]["gross"]["value"] == "419"
     assert sim.stats()["calls_by_job"].get(job_id) is None
+
+
+def test_an_invoice_with_discounts_and_a_charge_passes_as_v2_and_keeps_v1_semantics_as_v1(processes, tenant, sim):
+    # The sample's VAT id is a dummy; master data listing it exactly is what lets it pass.
+    Supplier.objects.create(tenant=tenant.tenant, name="Lieferant GmbH", vat_id="DE123456789", iban="")
+    _start_pipeline(processes)
+    as_v2 = submit(tenant, content=RABATTE_CII.read_bytes(), schema="invoice.v2")
+    as_v1 = submit(tenant, content=RABATTE_CII.read_bytes(), schema="invoice.v1")
+
+    assert _finished(processes, as_v2).state == "SUCCEEDED"
+    v2 = ExtractionResult.objects.get(job_id=as_v2)
+    assert v2.output["schema"] == "invoice.v2"
+    assert [a["amount"]["value"] for a in v2.output["allowances"]] == ["1.00", "13.73"]
+    assert [c["amount"]["value"] for c in v2.output["charges"]] == ["5.80"]
+    assert _finished(processes, as_v1).state == "REVIEW_REQUIRED"
+    v1 = ExtractionResult.objects.get(job_id=as_v1)
+    assert v1.output["schema"] == "invoice.v1" and "allowances" not in v1.output
+    assert v1.validation["reasons"] == ["lines_sum_mismatch"]
 
 
 def test_a_tenant_that_turns_einvoice_intake_off_gets_the_model(processes, tenant, sim):

@@ -21,7 +21,7 @@ def _judged(pdf: bytes) -> tuple[str, str]:
     document = with_embedded_einvoice(extract_document_text(pdf, "application/pdf"), pdf)
     xml = einvoice_xml_of(pdf, "application/pdf")
     assert xml is not None
-    answer = answer_from_einvoice(xml, document)
+    answer = answer_from_einvoice(xml, document, schema="invoice.v1")
     assert answer is not None
     outcome = check_invoice(
         invoice=parse_invoice_v1(json.dumps(answer.output)),
