@@ -228,6 +228,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # 3.1: the invoice schemas are JSON Schema with nullable types as ["string", "null"].
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "extraction.api.openapi.invoice_schemas",
+    ],
 }
 
 # --- Jobs -------------------------------------------------------------------------------

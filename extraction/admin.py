@@ -27,6 +27,7 @@ from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
 from accounts.models import Role
 from extraction.models import ExtractionJob, ExtractionResult, JobState, ProviderPool, ReviewDecision, Supplier
 from extraction.review import decisions as review
+from extraction.validation.schema import parse_invoice
 from extraction.validation.suppliers import CSV_COLUMNS
 
 REVIEW_PAGE_SIZE = 50
@@ -193,26 +194,18 @@ def _stored_reasons(job: ExtractionJob) -> list[str]:
 
 
 def _output_fields(output: dict[str, Any]) -> list[dict[str, Any]]:
-    """The invoice.v1 output as rows (path, value, evidence), in document order."""
-    rows = []
-
-    def add(path: str, node: dict[str, Any] | None) -> None:
-        node = node or {}
-        rows.append({"path": path, "value": node.get("value"), "evidence": node.get("evidence")})
-
+    """The output as rows (path, value, evidence), in document order, for the schema it is in."""
     if not output:
-        return rows
-    add("document_type", output.get("document_type"))
-    for name in ("name", "vat_id", "iban"):
-        add(f"supplier.{name}", output.get("supplier", {}).get(name))
-    for name in ("invoice_number", "issue_date", "due_date", "currency"):
-        add(name, output.get(name))
-    for index, line in enumerate(output.get("lines", [])):
-        for name in ("description", "quantity", "unit_price", "net_amount", "tax_rate", "tax_amount"):
-            add(f"lines[{index}].{name}", line.get(name))
-    for name in ("net", "tax", "gross", "prepaid", "amount_due"):
-        add(f"totals.{name}", output.get("totals", {}).get(name))
-    return rows
+        return []
+    invoice = parse_invoice(json.dumps(output), schema=output.get("schema", "invoice.v1"))
+    return [
+        {
+            "path": path,
+            "value": field.value,
+            "evidence": field.evidence.model_dump() if field.evidence is not None else None,
+        }
+        for path, field in invoice.fields()
+    ]
 
 
 def _flagged_fields(validation: dict[str, Any]) -> set[str]:

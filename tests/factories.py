@@ -114,6 +114,7 @@ def make_job(
     validation: dict[str, Any] | None = None,
     policy_version: str = "test",
     worker_id: str = "test-worker",
+    schema: str = "invoice.v1",
 ) -> ExtractionJob:
     """One job in ``state``, reached honestly:
 
@@ -131,7 +132,7 @@ def make_job(
         idempotency_key=key or uuid.uuid4().hex,
         request=JobRequest(
             document=document or make_document(tenant),
-            schema="invoice.v1",
+            schema=schema,
             model_policy=model_policy,
             options=options or {},
             priority_class=priority,

@@ -436,3 +436,74 @@ def invoice_v1_json_schema() -> dict[str, Any]:
         ],
         "additionalProperties": False,
     }
+
+
+@functools.cache  # built once per process; callers must not mutate it
+def invoice_v2_json_schema() -> dict[str, Any]:
+    """The invoice.v2 JSON schema, in the same strict form as :func:`invoice_v1_json_schema`."""
+    v1 = invoice_v1_json_schema()
+    adjustment = _object(
+        {
+            "amount": _field("Amount of the allowance or charge. " + _AMOUNT),
+            "base_amount": _field("The amount it is a percentage of. " + _AMOUNT),
+            "percentage": _field('Percentage, e.g. "2.5"; null if absent.'),
+            "reason": _field("Reason as printed."),
+            "reason_code": _field("UNTDID 5189 (allowance) or 7161 (charge) reason code."),
+            "tax_category": _field('VAT category code (UNCL 5305), e.g. "S".'),
+            "tax_rate": _field('VAT rate in percent, e.g. "19".'),
+        },
+        "An allowance (EN 16931 BG-20/BG-27) or a charge (BG-21/BG-28).",
+    )
+    line_properties = dict(v1["properties"]["lines"]["items"]["properties"])
+    line_properties.update(
+        {
+            "tax_category": _field('VAT category code (UNCL 5305), e.g. "S".'),
+            "price_base_quantity": _field("The quantity the unit price is for (BT-149). " + _AMOUNT),
+            "allowances": {"type": "array", "items": {"$ref": "#/$defs/adjustment"}},
+            "charges": {"type": "array", "items": {"$ref": "#/$defs/adjustment"}},
+        }
+    )
+    totals = dict(v1["properties"]["totals"]["properties"])
+    totals.update(
+        {
+            "line_total": _field("Sum of line net amounts (BT-106). " + _AMOUNT),
+            "allowance_total": _field("Sum of document allowances (BT-107). " + _AMOUNT),
+            "charge_total": _field("Sum of document charges (BT-108). " + _AMOUNT),
+            "rounding": _field("Rounding amount (BT-114). " + _AMOUNT),
+        }
+    )
+    properties = dict(v1["properties"])
+    properties.update(
+        {
+            "schema": {"type": "string", "enum": ["invoice.v2"]},
+            "buyer": _object({"name": _field("Buyer name as printed."), "vat_id": _field("Buyer VAT id.")}),
+            "buyer_reference": _field("Buyer reference (BT-10), e.g. a Leitweg-ID."),
+            "order_reference": _field("Purchase order reference (BT-13)."),
+            "payment_terms": _field("Payment terms as printed (BT-20)."),
+            "lines": {"type": "array", "items": _object(line_properties)},
+            "allowances": {"type": "array", "items": {"$ref": "#/$defs/adjustment"}},
+            "charges": {"type": "array", "items": {"$ref": "#/$defs/adjustment"}},
+            "tax_breakdown": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "category": _field('VAT category code (UNCL 5305), e.g. "S", "E", "AE".'),
+                        "rate": _field('VAT rate in percent, e.g. "19".'),
+                        "taxable_amount": _field("Taxable amount of the category (BT-116). " + _AMOUNT),
+                        "tax_amount": _field("VAT of the category (BT-117). " + _AMOUNT),
+                        "exemption_reason": _field("Exemption reason as printed (BT-120)."),
+                        "exemption_reason_code": _field('Exemption reason code (BT-121), e.g. "VATEX-EU-IC".'),
+                    },
+                    "One VAT category and rate (EN 16931 BG-23).",
+                ),
+            },
+            "totals": _object(totals),
+        }
+    )
+    return {
+        "type": "object",
+        "$defs": {**v1["$defs"], "adjustment": adjustment},
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }

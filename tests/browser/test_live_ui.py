@@ -5,11 +5,17 @@ highlighted in the untrusted document text."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.browser.support import log_in
 
 pytestmark = pytest.mark.slow
+
+UBL_WITH_ALLOWANCES = (
+    Path(__file__).resolve().parents[2] / "testdata/invoices/factur-x-python/fixtures/xml/ubl-21-en16931.xml"
+)
 
 # Passes the built-in extractor and every validation check (valid VAT id and IBAN, consistent
 # totals). The note line is hostile markup and astral characters: it must show as text, and
@@ -100,6 +106,40 @@ def test_uploaded_invoices_finish_live_and_show_highlighted_evidence(
     assert page.locator("pre.page img").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#review-link").is_hidden()  # only for jobs waiting for review
+
+
+def test_an_uploaded_e_invoice_shows_its_allowances_charges_and_vat_breakdown(
+    system, live_server, member, browser_page
+):
+    system.daphne()
+    page = browser_page
+    log_in(page, live_server.url, member)
+    page.set_input_files("#file-input", str(UBL_WITH_ALLOWANCES))
+    job_id = uploaded_job_id(page, UBL_WITH_ALLOWANCES.name)
+    wait_for_row_state(page, system, job_id, "SUCCEEDED")
+
+    page.goto(f"{live_server.url}/jobs/{job_id}/")
+    page.wait_for_selector("#job[data-state=SUCCEEDED]")
+    rows = page.locator("#field-rows tr[data-field]")
+    rows.first.wait_for()
+    shown = {
+        path: page.locator(f"#field-rows tr[data-field='{path}'] td").nth(1).inner_text()
+        for path in (
+            "allowances[0].reason",
+            "allowances[1].amount",
+            "charges[0].amount",
+            "tax_breakdown[1].rate",
+            "totals.charge_total",
+        )
+    }
+    assert shown == {
+        "allowances[0].reason": "Consigne",
+        "allowances[1].amount": "2.50",
+        "charges[0].amount": "5.50",
+        "tax_breakdown[1].rate": "5.50",
+        "totals.charge_total": "5.50",
+    }
+    assert page.locator("mark.evidence[data-field='charges[0].reason']").inner_text() == "Surtaxe carburant"
 
 
 def test_without_the_socket_server_the_list_still_updates_by_polling(

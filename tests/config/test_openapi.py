@@ -43,3 +43,16 @@ def test_schema_documents_the_job_request_fields(schema):
     ref = request_body["schema"]["$ref"].rsplit("/", 1)[-1]
     properties = schema["components"]["schemas"][ref]["properties"]
     assert {"document_id", "schema", "options"} <= set(properties)
+
+
+def test_a_jobs_result_is_documented_as_invoice_v1_or_v2(schema):
+    detail = schema["paths"]["/api/v1/extraction-jobs/{job_id}"]["get"]["responses"]["200"]
+    output = detail["content"]["application/json"]["schema"]["properties"]["result"]["properties"]["output"]
+    components = schema["components"]["schemas"]
+
+    assert output == {"oneOf": [{"$ref": "#/components/schemas/InvoiceV1"}, {"$ref": "#/components/schemas/InvoiceV2"}]}
+    v2 = components["InvoiceV2"]["properties"]
+    assert {"allowances", "charges", "tax_breakdown", "buyer", "payment_terms"} <= set(v2)
+    assert v2["allowances"]["items"] == {"$ref": "#/components/schemas/AllowanceOrCharge"}
+    assert "allowances" not in components["InvoiceV1"]["properties"]
+    assert "$defs" not in json.dumps(components)

@@ -45,7 +45,7 @@ class Command(BaseCommand):
             document_id = doc.json()["id"]
             job = session.post(
                 f"{base_url}/api/v1/extraction-jobs",
-                json={"document_id": document_id},
+                json={"document_id": document_id, "schema": "invoice.v2"},
                 headers={"Idempotency-Key": f"demo-{document_id}"},
                 timeout=30,
             )

@@ -161,7 +161,8 @@
           credentials: "same-origin",
           headers: { "Content-Type": "application/json", Accept: "application/json",
                      "X-CSRFToken": csrfToken(), "Idempotency-Key": item.key },
-          body: JSON.stringify({ document_id: documentId }),
+          // invoice.v2: the allowances, charges and VAT breakdown of an e-invoice are shown too.
+          body: JSON.stringify({ document_id: documentId, schema: "invoice.v2" }),
         });
       } catch (error) {
         response = null; // lost answer: the same key makes the retry safe

@@ -26,20 +26,42 @@
     return node;
   }
 
-  /* invoice.v1 output → [{path, value, evidence}] in document order. */
+  /* invoice.v1 or invoice.v2 output → [{path, value, evidence}] in document order (the order of
+   * InvoiceV1.fields() / InvoiceV2.fields() in extraction/validation/schema.py). */
+  const LINE_FIELDS = ["description", "quantity", "unit_price", "net_amount", "tax_rate", "tax_amount"];
+  const LINE_FIELDS_V2 = ["tax_category", "price_base_quantity"];
+  const ADJUSTMENT_FIELDS = ["amount", "base_amount", "percentage", "reason", "reason_code", "tax_category", "tax_rate"];
+  const TAX_FIELDS = ["category", "rate", "taxable_amount", "tax_amount", "exemption_reason", "exemption_reason_code"];
+  const TOTALS = ["net", "tax", "gross", "prepaid", "amount_due"];
+  const TOTALS_V2 = ["line_total", "allowance_total", "charge_total", "rounding"];
   function fieldRows(output) {
     const rows = [];
     const add = (path, node) => rows.push({ path, value: node ? node.value : null, evidence: node ? node.evidence : null });
+    const addAll = (prefix, entries, names) => (entries || []).forEach((entry, index) => {
+      for (const name of names) add(prefix + "[" + index + "]." + name, entry[name]);
+    });
     if (!output) return rows;
+    const v2 = output.schema === "invoice.v2";
     add("document_type", output.document_type);
     for (const name of ["name", "vat_id", "iban"]) add("supplier." + name, (output.supplier || {})[name]);
-    for (const name of ["invoice_number", "issue_date", "due_date", "currency"]) add(name, output[name]);
+    if (v2) for (const name of ["name", "vat_id"]) add("buyer." + name, (output.buyer || {})[name]);
+    const header = ["invoice_number", "issue_date", "due_date", "currency"];
+    for (const name of v2 ? header.concat(["buyer_reference", "order_reference"]) : header) add(name, output[name]);
     (output.lines || []).forEach((line, index) => {
-      for (const name of ["description", "quantity", "unit_price", "net_amount", "tax_rate", "tax_amount"]) {
-        add("lines[" + index + "]." + name, line[name]);
+      const prefix = "lines[" + index + "]";
+      for (const name of v2 ? LINE_FIELDS.concat(LINE_FIELDS_V2) : LINE_FIELDS) add(prefix + "." + name, line[name]);
+      if (v2) {
+        addAll(prefix + ".allowances", line.allowances, ADJUSTMENT_FIELDS);
+        addAll(prefix + ".charges", line.charges, ADJUSTMENT_FIELDS);
       }
     });
-    for (const name of ["net", "tax", "gross", "prepaid", "amount_due"]) add("totals." + name, (output.totals || {})[name]);
+    if (v2) {
+      addAll("allowances", output.allowances, ADJUSTMENT_FIELDS);
+      addAll("charges", output.charges, ADJUSTMENT_FIELDS);
+      addAll("tax_breakdown", output.tax_breakdown, TAX_FIELDS);
+    }
+    for (const name of v2 ? TOTALS.concat(TOTALS_V2) : TOTALS) add("totals." + name, (output.totals || {})[name]);
+    if (v2) add("payment_terms", output.payment_terms);
     return rows;
   }
 

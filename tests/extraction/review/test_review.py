@@ -19,6 +19,9 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import Membership, Role, Tenant
+from extraction.einvoice import read_einvoice
+from extraction.einvoice.answer import invoice_answer
+from extraction.einvoice.rendering import render
 from extraction.intake.text import DocumentText, extract_document_text
 from extraction.models import (
     DocumentText as DocumentTextRow,
@@ -34,10 +37,11 @@ from extraction.models import (
 from extraction.providers.builtin import extract_invoice
 from extraction.review import decisions as review
 from extraction.validation.policy import validate_extraction
-from extraction.validation.schema import parse_invoice_v1
+from extraction.validation.schema import parse_invoice, parse_invoice_v1
 from tests.factories import INVOICES, make_document, make_job, make_tenant, unique_slug
 
 ELEKTRON = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"  # gross 300.00, valid VAT id/IBAN
+RABATTE = INVOICES / "zugferd-corpus/XML-Rechnung/CII/EN16931_Rabatte.cii.xml"  # allowances, a charge, prepaid
 QUEUE_URL = "/admin/extraction/extractionjob/review/"
 
 _TEXT_CACHE: dict[str, tuple[DocumentText, str]] = {}
@@ -167,6 +171,47 @@ def test_approval_with_a_correction_is_revalidated_and_audited(tenant):
     assert decision.before["totals"]["gross"]["value"] == "3000.00"
     assert decision.after["totals"]["gross"]["value"] == "300.00"
     assert decision.comment == "misread total"
+
+
+def test_a_v2_job_in_review_shows_its_allowances_and_is_approved_as_v2(tenant):
+    invoice = read_einvoice(RABATTE.read_bytes())
+    rendering = render(invoice)
+    output = with_gross(invoice_answer(invoice, rendering, page=1, schema="invoice.v2"), "999.00")
+    supplier = output["supplier"]
+    Supplier.objects.create(tenant=tenant, name=supplier["name"]["value"], vat_id=supplier["vat_id"]["value"], iban="")
+    document_text = DocumentText(pages=(rendering.text,), source="einvoice_xml", einvoice_page=1)
+    outcome = validate_extraction(
+        invoice=parse_invoice(json.dumps(output), schema="invoice.v2"), document=document_text, tenant_id=tenant.pk
+    )
+    assert outcome.reasons == ["totals_sum_mismatch", "amount_due_mismatch", "evidence_value_mismatch"]
+    document = make_document(tenant, content=RABATTE.read_bytes(), filename="rabatte.xml")
+    DocumentTextRow.objects.create(document=document, pages=[rendering.text], source="einvoice_xml", einvoice_page=1)
+    job = make_job(
+        tenant,
+        state=JobState.REVIEW_REQUIRED,
+        document=document,
+        output=output,
+        validation=outcome.as_dict(),
+        policy_version=outcome.policy_version,
+        schema="invoice.v2",
+    )
+    reviewer = staff(tenant)
+    client = Client()
+    client.force_login(reviewer)
+
+    page = client.get(f"/admin/extraction/extractionjob/{job.pk}/review/").content.decode()
+    assert 'name="field:allowances[1].amount" value="13.73"' in page
+    assert 'name="field:charges[0].reason" value="Versandkosten"' in page
+
+    result = review.approve_review(
+        job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version, corrections={"totals.gross": "215.07"}
+    )
+
+    assert result.status == review.APPROVED
+    stored = ExtractionResult.objects.get(job_id=job.pk)
+    assert stored.output["schema"] == "invoice.v2"
+    assert stored.output["allowances"][1]["amount"]["value"] == "13.73"
+    assert stored.validation["reasons"] == []
 
 
 def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(tenant):

@@ -11,14 +11,21 @@ from typing import Any
 import pytest
 
 from extraction.validation.schema import (
+    AllowanceCharge,
+    Buyer,
     FieldValueError,
     InvoiceV1,
+    InvoiceV2,
     Line,
+    LineV2,
     SchemaError,
     SchemaValidationError,
     Supplier,
+    TaxSubtotal,
     Totals,
+    TotalsV2,
     invoice_v1_json_schema,
+    invoice_v2_json_schema,
     parse_invoice_v1,
 )
 
@@ -220,3 +227,20 @@ def test_json_schema_names_the_same_properties_as_the_models():
     assert set(schema["supplier"]["properties"]) == set(Supplier.model_fields)
     assert set(schema["totals"]["properties"]) == set(Totals.model_fields)
     assert set(schema["lines"]["items"]["properties"]) == set(Line.model_fields)
+
+
+def test_the_v2_json_schema_is_strict_and_names_the_same_properties_as_the_v2_models():
+    schema = invoice_v2_json_schema()
+    for obj in _objects(schema):
+        assert obj["additionalProperties"] is False
+        assert sorted(obj["required"]) == sorted(obj["properties"])
+    properties = schema["properties"]
+
+    assert set(properties) == {field.alias or name for name, field in InvoiceV2.model_fields.items()}
+    assert set(properties["buyer"]["properties"]) == set(Buyer.model_fields)
+    assert set(properties["totals"]["properties"]) == set(TotalsV2.model_fields)
+    assert set(properties["lines"]["items"]["properties"]) == set(LineV2.model_fields)
+    assert set(properties["tax_breakdown"]["items"]["properties"]) == set(TaxSubtotal.model_fields)
+    assert set(schema["$defs"]["adjustment"]["properties"]) == set(AllowanceCharge.model_fields)
+    assert properties["schema"] == {"type": "string", "enum": ["invoice.v2"]}
+    assert invoice_v1_json_schema()["properties"]["schema"] == {"type": "string", "enum": ["invoice.v1"]}
