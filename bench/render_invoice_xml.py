@@ -16,7 +16,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extraction.einvoice import EInvoice, read_einvoice
-from extraction.einvoice.answer import invoice_v1_answer
+from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.model import CREDIT_NOTE_CODES
 from extraction.einvoice.rendering import render
 
@@ -28,13 +28,17 @@ class RenderedInvoice:
     text: str
     truth: dict[str, Any]  # invoice.v1 with exact evidence
     structured: EInvoice
+    truth_v2: dict[str, Any]  # the same in invoice.v2: allowances, charges, VAT breakdown too
 
 
 def render_invoice_xml(data: bytes) -> RenderedInvoice:
     structured = read_einvoice(data)
     rendering = render(structured)
     return RenderedInvoice(
-        text=rendering.text, truth=invoice_v1_answer(structured, rendering, page=1), structured=structured
+        text=rendering.text,
+        truth=invoice_answer(structured, rendering, page=1, schema="invoice.v1"),
+        structured=structured,
+        truth_v2=invoice_answer(structured, rendering, page=1, schema="invoice.v2"),
     )
 
 
