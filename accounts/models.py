@@ -41,6 +41,7 @@ def default_allowed_currencies() -> list[str]:
 class EInvoiceIntake(models.TextChoices):
     STRUCTURED_FIRST = "structured_first", "Read e-invoice XML exactly; the model for everything else"
     MODEL_ONLY = "model_only", "Send every document to the model, e-invoices too"
+    BOTH = "both", "Read e-invoice XML exactly and have the model read it too; a disagreement goes to review"
 
 
 class Tenant(models.Model):

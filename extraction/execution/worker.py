@@ -35,6 +35,7 @@ from extraction.providers import provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
+from extraction.validation.cross_check import model_agreement
 from extraction.validation.evidence import relocate_evidence
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import InvoiceV1
@@ -267,10 +268,13 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
                     error_class="unreadable_document",
                 )
 
-        if document.einvoice_page is not None and _reads_einvoices(claim.tenant_id):
-            answer = _einvoice_answer(claim.document_id, document, schema=claim.schema)
-            if answer is not None:
-                return _complete_from_einvoice(claim, rt, document, answer)
+        einvoice: EInvoiceAnswer | None = None
+        if document.einvoice_page is not None:
+            intake = _einvoice_intake(claim.tenant_id)
+            if intake != EInvoiceIntake.MODEL_ONLY:
+                einvoice = _einvoice_answer(claim.document_id, document, schema=claim.schema)
+            if einvoice is not None and intake == EInvoiceIntake.STRUCTURED_FIRST:
+                return _complete_from_einvoice(claim, rt, document, einvoice)
 
         binding = provider_for_policy(claim.model_policy)
         provider = binding.provider
@@ -357,6 +361,16 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
         # they are re-found in what the model read.
         invoice, relocations = relocate_evidence(invoice, read)
         extra = {"evidence_relocated": [relocation.as_dict() for relocation in relocations]} if relocations else {}
+        if einvoice is not None:
+            # einvoice_intake "both": the XML's answer is the result, the model's its cross-check.
+            return _validate_and_complete(
+                claim,
+                parse_invoice(json.dumps(einvoice.output), schema=claim.schema),
+                document,
+                extra={**extra, "einvoice": einvoice.provenance()},
+                report=lambda outcome: _report(outcome, response, provider=provider.name),
+                cross_checked_by=invoice,
+            )
         return _validate_and_complete(
             claim,
             invoice,
@@ -375,15 +389,19 @@ def _validate_and_complete(
     *,
     extra: dict[str, Any],
     report: Callable[[str], AttemptReport],
+    cross_checked_by: InvoiceV1 | None = None,
 ) -> str:
     """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
-    SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found)."""
+    SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found);
+    ``cross_checked_by`` is a model's answer that must agree with ``invoice`` (model_agrees)."""
     with db_step():
         # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
         # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
         # The policy's read and the completion are one statement each; the validation runs
         # between them, holding no lock.
         verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
+        if cross_checked_by is not None:
+            verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
         validation = {**verdict.as_dict(), **extra}
         completed = lifecycle.complete_job(
             claim,
@@ -400,10 +418,9 @@ def _validate_and_complete(
     return "completed" if completed else "stale"
 
 
-def _reads_einvoices(tenant_id: uuid.UUID) -> bool:
+def _einvoice_intake(tenant_id: uuid.UUID) -> str | None:
     with db_step():
-        intake = Tenant.objects.filter(pk=tenant_id).values_list("einvoice_intake", flat=True).first()
-    return intake == EInvoiceIntake.STRUCTURED_FIRST
+        return Tenant.objects.filter(pk=tenant_id).values_list("einvoice_intake", flat=True).first()
 
 
 def _einvoice_answer(document_id: uuid.UUID, document: DocumentText, *, schema: str) -> EInvoiceAnswer | None:

@@ -161,6 +161,20 @@ class ValidationOutcome:
             "checks": [dict(check) for check in self.checks],
         }
 
+    def with_check(self, check: dict[str, Any]) -> ValidationOutcome:
+        """This outcome with one more check judged outside the policy (a cross-check with another
+        reading of the document); a failed blocking one is a review reason like any other."""
+        reasons = list(self.reasons)
+        if check["status"] == FAILED and check["severity"] == BLOCKING and check["reason"] not in reasons:
+            reasons.append(check["reason"])
+        return ValidationOutcome(
+            review_required=bool(reasons),
+            policy_version=self.policy_version,
+            checks=[*self.checks, check],
+            reasons=reasons,
+            severities={**self.severities, check["check"]: check["severity"]},
+        )
+
     def failed(self, severity: str | None = None) -> list[dict[str, Any]]:
         return [c for c in self.checks if c["status"] == FAILED and severity in (None, c["severity"])]
 

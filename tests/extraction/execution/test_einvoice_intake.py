@@ -111,6 +111,31 @@ def test_an_invoice_with_discounts_and_a_charge_passes_as_v2_and_keeps_v1_semant
     assert v1.validation["reasons"] == ["lines_sum_mismatch"]
 
 
+@pytest.mark.parametrize(
+    ("invents_an_iban", "state", "reasons"),
+    [(False, "SUCCEEDED", []), (True, "REVIEW_REQUIRED", ["model_and_einvoice_disagree"])],
+)
+def test_a_tenant_asking_for_both_gets_the_xmls_values_cross_checked_by_the_model(
+    processes, tenant, sim, invents_an_iban, state, reasons
+):
+    tenant.tenant.einvoice_intake = EInvoiceIntake.BOTH
+    tenant.tenant.save(update_fields=["einvoice_intake"])
+    if invents_an_iban:
+        sim.control(hallucination_rate=1.0)
+    _start_pipeline(processes)
+    job_id = submit(tenant, content=XRECHNUNG_UBL.read_bytes())
+
+    assert _finished(processes, job_id).state == state
+    assert sim.stats()["calls_by_job"].get(job_id) == 1
+    result = ExtractionResult.objects.get(job_id=job_id)
+    assert result.validation["reasons"] == reasons
+    agreement = result.validation["checks"][-1]
+    assert (agreement["check"], agreement["status"]) == ("model_agrees", "failed" if reasons else "passed")
+    # The result is the XML's, whatever the model read.
+    assert result.output["supplier"]["iban"]["value"] == "DE79000000001234567890"
+    assert result.validation["einvoice"]["profile"] == "XRechnung (UBL)"
+
+
 def test_a_tenant_that_turns_einvoice_intake_off_gets_the_model(processes, tenant, sim):
     tenant.tenant.einvoice_intake = EInvoiceIntake.MODEL_ONLY
     tenant.tenant.save(update_fields=["einvoice_intake"])

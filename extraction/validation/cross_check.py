@@ -1,0 +1,62 @@
+"""An e-invoice's own answer checked against a model's reading of the same document, for a tenant
+whose ``einvoice_intake`` is ``both``: the XML's values are the result, and a model that reads
+other money, dates or ids in the document is a reason for a person to look."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from extraction.validation.policy import BLOCKING, FAILED, PASSED
+from extraction.validation.schema import InvoiceV1
+
+CHECK = "model_agrees"
+REASON = "model_and_einvoice_disagree"
+# What a payment and its booking are made of. A value the model leaves null is no disagreement:
+# small models miss fields, and missing is not contradicting.
+COMPARED = (
+    "invoice_number",
+    "issue_date",
+    "currency",
+    "supplier.vat_id",
+    "supplier.iban",
+    "totals.net",
+    "totals.tax",
+    "totals.gross",
+    "totals.amount_due",
+)
+
+
+def _comparable(path: str, value: str) -> Any:
+    if path.startswith("totals."):
+        try:
+            return Decimal(value.strip())
+        except InvalidOperation:
+            return value.strip()
+    if path.startswith("supplier.") or path == "invoice_number":
+        return re.sub(r"\s", "", value).upper()
+    return value.strip()
+
+
+def model_agreement(einvoice: InvoiceV1, model: InvoiceV1) -> dict[str, Any]:
+    """The ``model_agrees`` check (blocking), in the policy's check format."""
+    expected = {path: field.value for path, field in einvoice.fields() if path in COMPARED}
+    read = {path: field.value for path, field in model.fields() if path in COMPARED}
+    differing = [
+        {"field": path, "einvoice": expected[path], "model": read[path]}
+        for path in COMPARED
+        if expected.get(path) is not None
+        and read.get(path) is not None
+        and _comparable(path, expected[path]) != _comparable(path, read[path])  # type: ignore[arg-type]
+    ]
+    return {
+        "check": CHECK,
+        "status": FAILED if differing else PASSED,
+        "severity": BLOCKING,
+        "reason": REASON if differing else None,
+        "field": differing[0]["field"] if differing else None,
+        "detail": {"differing": differing}
+        if differing
+        else {"compared": [p for p in COMPARED if read.get(p) is not None]},
+    }
