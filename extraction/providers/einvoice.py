@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from extraction.einvoice import RefusedXml, read_einvoice
 from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
-from extraction.intake.text import DocumentText
+from extraction.intake.text import SOURCE_EINVOICE, DocumentText
+from extraction.providers.builtin.readings import (
+    groups_thousands_with_spaces,
+    read_amounts,
+    read_dates,
+    uses_decimal_comma,
+    writes_month_first,
+)
+from extraction.validation.evidence import find_quote
 
 PROVIDER_NAME = "einvoice"
 
@@ -27,10 +36,19 @@ class EInvoiceAnswer:
     specification: str | None  # BT-24 as the XML states it
     elements: dict[str, str]  # field path -> XPath of the element it was read from
     latency_ms: int
+    # A Factur-X PDF's values where its visible pages print them too: field path -> evidence.
+    visible: dict[str, dict[str, Any]]
 
     def provenance(self) -> dict[str, Any]:
         """What the result keeps about where its values came from."""
-        return {"profile": self.profile, "specification": self.specification, "elements": dict(self.elements)}
+        provenance: dict[str, Any] = {
+            "profile": self.profile,
+            "specification": self.specification,
+            "elements": dict(self.elements),
+        }
+        if self.visible:
+            provenance["visible"] = dict(self.visible)
+        return provenance
 
 
 def answer_from_einvoice(xml: bytes, document: DocumentText, *, schema: str) -> EInvoiceAnswer | None:
@@ -48,10 +66,82 @@ def answer_from_einvoice(xml: bytes, document: DocumentText, *, schema: str) -> 
     rendering = render(invoice)
     if rendering.text != document.pages[page - 1]:
         return None
+    output = invoice_answer(invoice, rendering, page=page, schema=schema)
     return EInvoiceAnswer(
-        output=invoice_answer(invoice, rendering, page=page, schema=schema),
+        output=output,
         profile=invoice.profile,
         specification=invoice.specification,
         elements=dict(rendering.elements),
         latency_ms=round((time.monotonic() - started) * 1000),
+        visible=_visible_spans(output, document),
     )
+
+
+_AMOUNT_LEAVES = ("quantity", "unit_price", "net_amount", "tax_rate", "amount", "taxable_amount", "tax_amount")
+
+
+def _visible_spans(output: dict[str, Any], document: DocumentText) -> dict[str, dict[str, Any]]:
+    """Where a PDF's visible pages print the XML's values: amounts and dates by their value in the
+    page's own conventions ("1.908,78", "05.03.2018"), other values as written. A value printed
+    nowhere visible has no entry (visible_matches_embedded judges the money among them)."""
+    if document.einvoice_page is None or document.source == SOURCE_EINVOICE:
+        return {}
+    visible = document.for_providers()
+    text = visible.full_text
+    decimal_comma, month_first, spaces = (
+        uses_decimal_comma(text),
+        writes_month_first(text),
+        groups_thousands_with_spaces(text),
+    )
+    found: dict[str, dict[str, Any]] = {}
+    for path, value in _leaves(output):
+        leaf = path.rsplit(".", 1)[-1]
+        span: tuple[int, int, int] | None = None
+        if path.startswith("totals.") or leaf in _AMOUNT_LEAVES:
+            span = _printed_amount(visible, value, decimal_comma, spaces)
+        elif leaf in ("issue_date", "due_date"):
+            span = next(
+                (
+                    (number, d.start, d.end)
+                    for number, page in enumerate(visible.pages, start=1)
+                    for d in read_dates(page, month_first)
+                    if d.value.isoformat() == value
+                ),
+                None,
+            )
+        elif leaf != "document_type":
+            span = find_quote(visible, value, page=1, near=0)
+        if span is not None:
+            number, start, end = span
+            found[path] = {"page": number, "start": start, "end": end, "quote": visible.pages[number - 1][start:end]}
+    return found
+
+
+def _printed_amount(
+    document: DocumentText, value: str, decimal_comma: bool, spaces: bool
+) -> tuple[int, int, int] | None:
+    try:
+        wanted = abs(Decimal(value))
+    except ArithmeticError:
+        return None
+    for number, page in enumerate(document.pages, start=1):
+        for amount in read_amounts(page, decimal_comma, space_grouping=spaces):
+            if abs(amount.value) == wanted:
+                return number, amount.start, amount.end
+    return None
+
+
+def _leaves(node: Any, path: str = "") -> list[tuple[str, str]]:
+    """(field path, value) of every non-null field in an answer, "lines[0].net_amount" style."""
+    if isinstance(node, dict) and "value" in node and "evidence" in node:
+        return [(path, node["value"])] if isinstance(node["value"], str) else []
+    if isinstance(node, dict):
+        return [
+            leaf
+            for key, child in node.items()
+            if key != "schema"
+            for leaf in _leaves(child, f"{path}.{key}" if path else key)
+        ]
+    if isinstance(node, list):
+        return [leaf for index, child in enumerate(node) for leaf in _leaves(child, f"{path}[{index}]")]
+    return []

@@ -13,7 +13,7 @@ from extraction.intake.text import DocumentText, einvoice_xml_of, extract_docume
 from extraction.providers.einvoice import answer_from_einvoice
 from extraction.validation.policy import MasterData, ValidationOutcome, check_invoice
 from extraction.validation.schema import parse_invoice_v1
-from tests.einvoice_files import elektron_xml, facturx_with_xml, line_two_costs_100_more
+from tests.einvoice_files import ELEKTRON_PDF, elektron_xml, facturx_with_xml, line_two_costs_100_more
 
 
 @functools.cache
@@ -108,3 +108,30 @@ def test_documents_without_two_copies_skip_the_comparison(document: DocumentText
 
     check = visible_check(outcome)
     assert (check["status"], check["reason"]) == ("skipped", reason)
+
+
+def test_a_factur_x_pdfs_values_keep_where_its_visible_pages_print_them():
+    pdf = ELEKTRON_PDF.read_bytes()
+    document = with_embedded_einvoice(extract_document_text(pdf, "application/pdf"), pdf)
+    xml = einvoice_xml_of(pdf, "application/pdf")
+    assert xml is not None
+
+    answer = answer_from_einvoice(xml, document, schema="invoice.v2")
+
+    assert answer is not None
+    visible = answer.provenance()["visible"]
+    assert visible["totals.gross"] == {"page": 2, "start": 1353, "end": 1359, "quote": "300,00"}
+    assert visible["issue_date"]["quote"] == "25.04.2018"
+    assert visible["supplier.iban"]["quote"] == "DE91100000000123456789"
+    for evidence in visible.values():
+        assert document.span(evidence["page"], evidence["start"], evidence["end"]) == evidence["quote"]
+        assert evidence["page"] < document.einvoice_page  # a visible page, not the printed XML
+
+
+def test_an_uploaded_xml_has_no_visible_copy_to_point_into():
+    invoice_xml = (ELEKTRON_PDF.parent.parent / "CII/EN16931_Elektron.cii.xml").read_bytes()
+    document = extract_document_text(invoice_xml, "application/xml")
+
+    answer = answer_from_einvoice(invoice_xml, document, schema="invoice.v2")
+
+    assert answer is not None and "visible" not in answer.provenance()
