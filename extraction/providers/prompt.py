@@ -62,9 +62,11 @@ convert, complete or invent anything.
   amount_due: what is left to pay.
 """
 
-# One worked example, sent before every document: a small model copies its habits (the title
-# word, the document's own number rather than its type code, amounts and the IBAN as printed, null
-# for what is absent). A field the example leaves null, the model learns to leave null. It is the same for every request, so a server's prompt cache keeps it.
+# Two worked examples, sent before every document: a small model copies their habits (the title
+# word, the document's own number rather than its type code, amounts and the IBAN as printed).
+# One shows an IBAN and a due date, the other has neither and answers null for them: with only
+# the first, the model wrote the example's IBAN into invoices that print none. They are the same
+# for every request, so a server's prompt cache keeps them.
 QUOTES_EXAMPLE_DOCUMENT = """\
 <document source="pdf_text_layer" pages="1">
 <page number="1">
@@ -92,6 +94,37 @@ QUOTES_EXAMPLE_ANSWER = (
     '"tax_rate": null, "tax_amount": null}], '
     '"net": "167,50", "tax": "31,83", "gross": "199,33", "prepaid": null, "amount_due": null}'
 )
+QUOTES_SECOND_EXAMPLE_DOCUMENT = """\
+<document source="pdf_text_layer" pages="1">
+<page number="1">
+Northwind Office Supply LLC
+120 Market Street, Springfield, IL 62701
+INVOICE                                        Invoice # 10582
+Bill to: Contoso Ltd, 4 Lake Road, Chicago     Date: 03/07/2024
+All amounts in USD
+Description              Qty   Price     Amount
+Desk lamp LED            4     24.50     98.00
+Subtotal                                 98.00
+Sales tax 8%                             7.84
+Total                                    105.84
+Amount paid                              50.00
+Balance due                              55.84
+Pay by check or card. Thank you for your business.
+</page>
+</document>
+"""
+QUOTES_SECOND_EXAMPLE_ANSWER = (
+    '{"document_type": "invoice", "document_title": "INVOICE", "supplier_name": "Northwind Office Supply LLC", '
+    '"supplier_vat_id": null, "supplier_iban": null, "invoice_number": "10582", '
+    '"issue_date": "03/07/2024", "due_date": null, "currency": "USD", "lines": ['
+    '{"description": "Desk lamp LED", "quantity": "4", "unit_price": "24.50", "net_amount": "98.00", '
+    '"tax_rate": null, "tax_amount": null}], '
+    '"net": "98.00", "tax": "7.84", "gross": "105.84", "prepaid": "50.00", "amount_due": "55.84"}'
+)
+QUOTES_EXAMPLES = (
+    (QUOTES_EXAMPLE_DOCUMENT, QUOTES_EXAMPLE_ANSWER),
+    (QUOTES_SECOND_EXAMPLE_DOCUMENT, QUOTES_SECOND_EXAMPLE_ANSWER),
+)
 
 _DOCUMENT_PATTERN = re.compile(
     r'<document source="(?P<source>[a-z_]+)" pages="(?P<count>\d+)">\n(?P<body>.*)\n</document>\s*\Z',
@@ -115,12 +148,12 @@ def build_messages(document: DocumentText, schema: str, *, answer_format: str = 
     pages = "\n".join(_page_element(number, text) for number, text in enumerate(document.pages, start=1))
     element = f'<document source="{document.source}" pages="{len(document.pages)}">\n{pages}\n</document>\n'
     if answer_format == "quotes":
-        return [
-            {"role": "system", "content": QUOTES_INSTRUCTIONS},
-            {"role": "user", "content": QUOTES_EXAMPLE_DOCUMENT},
-            {"role": "assistant", "content": QUOTES_EXAMPLE_ANSWER},
-            {"role": "user", "content": element},
+        examples = [
+            message
+            for document_text, answer in QUOTES_EXAMPLES
+            for message in ({"role": "user", "content": document_text}, {"role": "assistant", "content": answer})
         ]
+        return [{"role": "system", "content": QUOTES_INSTRUCTIONS}, *examples, {"role": "user", "content": element}]
     user = f"Extract the invoice ({schema}) from this document.\n\n{element}"
     return [
         {"role": "system", "content": SYSTEM_INSTRUCTIONS},

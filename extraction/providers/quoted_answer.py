@@ -20,7 +20,8 @@ from decimal import Decimal
 from typing import Any
 
 from extraction.intake.text import DocumentText
-from extraction.providers.builtin.header import document_type_of_title
+from extraction.providers.builtin.header import document_type_of_title, find_document_type
+from extraction.providers.builtin.layout import invoice_field, prepare
 from extraction.providers.builtin.readings import (
     decimal_text,
     read_amounts,
@@ -98,13 +99,18 @@ def invoice_from_quotes(answer: Any, document: DocumentText) -> dict[str, Any]:
         raise QuotedAnswerError(f"document_type {kind!r} is not one of {', '.join(DOCUMENT_TYPES)}")
     title = _quote(answer, "document_title")
     # The printed title decides where it says something: a small model calls a "Rechnung (380)"
-    # a credit note, and a credit note flips the direction of every amount in the ERP.
-    kind = (document_type_of_title(title) if title else None) or kind
-    invoice: dict[str, Any] = {
-        "schema": SCHEMA_ID,
-        "document_type": {"value": kind, "evidence": reader.evidence(title, near=(1, 0)) if title else None},
-        "supplier": {},
-    }
+    # a credit note, and a credit note flips the direction of every amount in the ERP. Where the
+    # model's title says nothing (it quoted "REG Regulatory information"), the title the
+    # document prints decides, as the rules read it.
+    decided = document_type_of_title(title) if title else None
+    document_type: dict[str, Any] = {"value": kind, "evidence": reader.evidence(title, near=(1, 0)) if title else None}
+    if decided is not None:
+        document_type["value"] = decided
+    else:
+        printed = find_document_type(prepare(document))
+        if printed is not None:
+            document_type = invoice_field(document, printed)
+    invoice: dict[str, Any] = {"schema": SCHEMA_ID, "document_type": document_type, "supplier": {}}
     for key, (path, reading) in HEADER_FIELDS.items():
         field = reader.field(_quote(answer, key), reading, near=(1, 0))
         if path.startswith("supplier."):
@@ -135,7 +141,7 @@ def invoice_from_quotes(answer: Any, document: DocumentText) -> dict[str, Any]:
     _drop_sign(invoice["totals"]["prepaid"])
     amounts = [*invoice["totals"].values()]
     amounts += [field for line in invoice["lines"] for key, field in line.items() if LINE_FIELDS[key] == "amount"]
-    if kind == "credit_note" and any(_negative(field) for field in amounts):
+    if document_type["value"] == "credit_note" and any(_negative(field) for field in amounts):
         for field in amounts:
             _drop_sign(field)
     return invoice

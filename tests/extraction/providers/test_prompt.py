@@ -6,12 +6,7 @@ import random
 import pytest
 
 from extraction.intake.text import DocumentText
-from extraction.providers.prompt import (
-    QUOTES_EXAMPLE_ANSWER,
-    QUOTES_EXAMPLE_DOCUMENT,
-    build_messages,
-    parse_document_from_messages,
-)
+from extraction.providers.prompt import QUOTES_EXAMPLES, build_messages, parse_document_from_messages
 from extraction.providers.quoted_answer import invoice_from_quotes
 from extraction.validation.policy import MasterData, check_invoice
 from extraction.validation.schema import parse_invoice_v1
@@ -118,31 +113,37 @@ def test_parsing_refuses_a_tampered_neutralized_position():
         parse_document_from_messages([{"role": "user", "content": content}])
 
 
-def test_the_quotes_worked_example_is_an_invoice_that_passes_every_check():
-    # A small model copies the example's habits; an example that failed its own checks would teach
-    # the model to answer wrongly.
-    example = parse_document_from_messages([{"role": "user", "content": QUOTES_EXAMPLE_DOCUMENT}])
-    answer = json.loads(QUOTES_EXAMPLE_ANSWER)
-    invoice = parse_invoice_v1(json.dumps(invoice_from_quotes(answer, example)))
+@pytest.mark.parametrize(
+    ("example", "iban", "due_date"),
+    [(0, "DE89370400440532013000", "2024-03-13"), (1, None, None)],
+    ids=["with-iban", "without-iban"],
+)
+def test_each_quotes_worked_example_is_an_invoice_that_passes_every_check(example, iban, due_date):
+    # A small model copies the examples' habits; an example that failed its own checks would
+    # teach the model to answer wrongly.
+    document_text, answer_text = QUOTES_EXAMPLES[example]
+    example_document = parse_document_from_messages([{"role": "user", "content": document_text}])
+    invoice = parse_invoice_v1(json.dumps(invoice_from_quotes(json.loads(answer_text), example_document)))
 
     outcome = check_invoice(
         invoice=invoice,
-        document=example,
-        allowed_currencies=["EUR"],
+        document=example_document,
+        allowed_currencies=["EUR", "USD"],
         overrides={},
         master=MasterData(has_records=False, supplier=None),
     )
 
     assert outcome.reasons == []
     assert [check["check"] for check in outcome.checks if check["status"] == "failed"] == []
-    assert invoice.supplier.iban is not None and invoice.supplier.iban.value == "DE89370400440532013000"
-    assert invoice.due_date is not None and invoice.due_date.value == "2024-03-13"
+    assert invoice.supplier.iban.value == iban
+    assert invoice.due_date.value == due_date
 
 
-def test_the_quotes_format_sends_the_worked_example_before_the_document():
+def test_the_quotes_format_sends_the_worked_examples_before_the_document():
     messages = build_messages(DocumentText(pages=("Supplier Zeta GmbH",)), "invoice.v1", answer_format="quotes")
 
-    assert [message["role"] for message in messages] == ["system", "user", "assistant", "user"]
-    assert messages[1]["content"] == QUOTES_EXAMPLE_DOCUMENT
-    assert messages[2]["content"] == QUOTES_EXAMPLE_ANSWER
+    assert [message["role"] for message in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert [(messages[1]["content"], messages[2]["content"]), (messages[3]["content"], messages[4]["content"])] == list(
+        QUOTES_EXAMPLES
+    )
     assert parse_document_from_messages(messages).pages == ("Supplier Zeta GmbH",)

@@ -349,9 +349,14 @@ def test_null_and_blank_quotes_are_null_fields():
 
     invoice = invoice_from_quotes(answer, GERMAN)
 
+    title = GERMAN_PAGE.index("RECHNUNG\n")
     assert invoice == {
         "schema": "invoice.v1",
-        "document_type": {"value": "invoice", "evidence": None},
+        # No title quoted: the title the document prints decides, with its evidence.
+        "document_type": {
+            "value": "invoice",
+            "evidence": {"page": 1, "start": title, "end": title + 8, "quote": "RECHNUNG"},
+        },
         "supplier": {"name": NULL_FIELD, "vat_id": NULL_FIELD, "iban": NULL_FIELD},
         "invoice_number": NULL_FIELD,
         "issue_date": NULL_FIELD,
@@ -361,6 +366,20 @@ def test_null_and_blank_quotes_are_null_fields():
         "totals": dict.fromkeys(TOTAL_FIELDS, NULL_FIELD),
     }
     parse_invoice_v1(json.dumps(invoice))
+
+
+def test_a_title_quote_that_names_no_type_leaves_the_decision_to_the_printed_title():
+    # Seen on the real model: "REG Regulatory information" quoted as the title of a Rechnung,
+    # and the document called a credit note.
+    answer = empty_answer(document_type="credit_note", document_title="Alle Beträge in €")
+
+    invoice = invoice_from_quotes(answer, GERMAN)
+
+    title = GERMAN_PAGE.index("RECHNUNG\n")
+    assert invoice["document_type"] == {
+        "value": "invoice",
+        "evidence": {"page": 1, "start": title, "end": title + 8, "quote": "RECHNUNG"},
+    }
 
 
 def test_a_credit_note_keeps_its_type_and_title():
