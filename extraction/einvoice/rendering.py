@@ -133,7 +133,7 @@ def _render_lines(page: Rendering, invoice: EInvoice) -> None:
             widths=_LINE_COLUMNS,
         )
         if line.tax_category:
-            page.line("", "VAT category ", (f"{prefix}.tax_category", line.tax_category), widths=[5])
+            page.line("", "(VAT category ", (f"{prefix}.tax_category", line.tax_category), ")", widths=[5])
         base = _text(line.base_quantity)
         if base and base not in ("1", "1.0", "1.00", "1.0000"):
             page.line(
@@ -144,7 +144,11 @@ def _render_lines(page: Rendering, invoice: EInvoice) -> None:
                 widths=[5],
             )
         _render_adjustments(
-            page, f"{prefix}.", line.allowances_charges, labels=("     line allowance", "     line charge")
+            page,
+            f"{prefix}.",
+            line.allowances_charges,
+            labels=("     (line allowance:", "     (line charge:"),
+            closing=")",
         )
     page.blank()
 
@@ -155,16 +159,19 @@ def _render_adjustments(
     entries: tuple[AllowanceCharge, ...],
     *,
     labels: tuple[str, str] = ("Allowance", "Charge"),
+    closing: str = "",
 ) -> None:
-    """Allowances and charges, numbered apart as invoice.v2 lists them (BG-20/BG-21, BG-27/BG-28)."""
+    """Allowances and charges, numbered apart as invoice.v2 lists them (BG-20/BG-21, BG-27/BG-28).
+    A line's are notes in parentheses under it, as a printed invoice shows them, not more lines."""
     counts = {"allowances": 0, "charges": 0}
     for entry in entries:
         kind = "charges" if entry.is_charge else "allowances"
         path = f"{prefix}{kind}[{counts[kind]}]"
         counts[kind] += 1
-        parts: list[str | tuple[str, Read | None]] = [labels[1] if entry.is_charge else labels[0]]
+        label = labels[1] if entry.is_charge else labels[0]
+        parts: list[str | tuple[str, Read | None]] = [label]
         if entry.reason:
-            parts += [": ", (f"{path}.reason", entry.reason)]
+            parts += [" " if label.endswith(":") else ": ", (f"{path}.reason", entry.reason)]
         if entry.reason_code:
             parts += [" [code ", (f"{path}.reason_code", entry.reason_code), "]"]
         parts += ["  " + ("" if entry.is_charge else "-"), (f"{path}.amount", entry.amount)]
@@ -181,7 +188,7 @@ def _render_adjustments(
                 parts += [(f"{path}.tax_category", entry.tax_category), " "]
             if entry.tax_rate:
                 parts += [(f"{path}.tax_rate", entry.tax_rate), " %"]
-        page.line(*parts)
+        page.line(*parts, closing)
 
 
 def _render_totals(page: Rendering, invoice: EInvoice) -> None:
