@@ -244,6 +244,8 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
     """Run one claimed attempt to a persisted outcome; returns what happened.
 
     1. Load the document text (extracted once and kept); unreadable → terminal.
+    1b. A document that is or embeds an e-invoice, for a tenant reading them (structured_first):
+        its XML's answer, validated and completed now, with no capacity, model or tokens.
     2. Take pool capacity; denied → hand the job back with no attempt spent.
     3. Call the provider with no DB connection held, bounded by the attempt timeout and the deadline.
     4. If the heartbeat lost the lease meanwhile, write nothing but the ledger row.
