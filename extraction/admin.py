@@ -172,7 +172,11 @@ class ExtractionJobAdmin(TenantScopedAdmin):
             "failed_checks": [c for c in validation.get("checks", []) if c.get("status") == "failed"],
             "reasons": validation.get("reasons", []),
             "pages": [
-                _highlighted_page(text, number, output, flagged) for number, text in enumerate(document.pages, start=1)
+                {
+                    **_highlighted_page(text, number, output, flagged),
+                    "printed_einvoice": number == document.einvoice_page,
+                }
+                for number, text in enumerate(document.pages, start=1)
             ],
             "refusal": refusal,
             "comment": submitted.get("comment", "") if submitted else "",

@@ -94,6 +94,8 @@ class JobDocumentTextView(APIView):
                 "document_id": str(job.document_id),
                 "source": text.source,
                 "pages": list(text.pages),
+                # The page that prints the document's e-invoice XML (null: none).
+                "einvoice_page": text.einvoice_page,
             }
         )
 

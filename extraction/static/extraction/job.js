@@ -121,7 +121,8 @@
     const flagged = flaggedFields(result && result.validation);
     container.replaceChildren();
     documentText.pages.forEach((text, index) => {
-      container.appendChild(el("h3", "Page " + (index + 1)));
+      const printed = documentText.einvoice_page === index + 1 ? " — the document's e-invoice XML, printed" : "";
+      container.appendChild(el("h3", "Page " + (index + 1) + printed));
       container.appendChild(renderPage(text, index + 1, rows, flagged));
     });
   }

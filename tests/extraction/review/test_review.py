@@ -202,6 +202,7 @@ def test_a_v2_job_in_review_shows_its_allowances_and_is_approved_as_v2(tenant):
     page = client.get(f"/admin/extraction/extractionjob/{job.pk}/review/").content.decode()
     assert 'name="field:allowances[1].amount" value="13.73"' in page
     assert 'name="field:charges[0].reason" value="Versandkosten"' in page
+    assert "Page 1 — the document's e-invoice XML, printed" in page
 
     result = review.approve_review(
         job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version, corrections={"totals.gross": "215.07"}

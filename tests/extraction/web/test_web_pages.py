@@ -52,6 +52,18 @@ def test_job_page_needs_a_login(tenant_a):
     assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")
 
 
+def test_document_text_names_the_page_that_prints_the_e_invoice(tenant_a):
+    job = submit(tenant_a)
+    document_id = ExtractionJob.objects.get(pk=job).document_id
+    DocumentText.objects.create(
+        document_id=document_id, pages=["Rechnung 1", "INVOICE (type 380)"], source="pdf_text_layer", einvoice_page=2
+    )
+
+    body = tenant_a.client.get(f"/api/v1/extraction-jobs/{job}/document-text").json()
+
+    assert (body["pages"], body["einvoice_page"]) == (["Rechnung 1", "INVOICE (type 380)"], 2)
+
+
 def test_document_text_is_served_to_the_owner_only(tenant_a, tenant_b):
     job = submit(tenant_a)
     url = f"/api/v1/extraction-jobs/{job}/document-text"
@@ -62,6 +74,7 @@ def test_document_text_is_served_to_the_owner_only(tenant_a, tenant_b):
     body = tenant_a.client.get(url).json()
     assert body["pages"] == ["<b>Total</b> 1.00", "page two"]
     assert body["document_id"] == str(document_id)
+    assert body["einvoice_page"] is None
     other = tenant_b.client.get(url)
     assert other.status_code == 404
     assert (
