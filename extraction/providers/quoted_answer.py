@@ -30,7 +30,7 @@ from extraction.providers.builtin.readings import (
     writes_month_first,
 )
 from extraction.validation.evidence import find_quote
-from extraction.validation.locale import CURRENCY_CODES, currency_of_sign, read_number
+from extraction.validation.locale import CURRENCY_CODES, CURRENCY_SIGNS, currency_of_sign, read_number
 from extraction.validation.schema import DOCUMENT_TYPES, SCHEMA_ID
 
 ANSWER_FORMATS = ("invoice.v1", "quotes")
@@ -187,6 +187,9 @@ class _Reader:
             # Small models write "198.00" for a printed "198,00" and ISO dates for "05.03.2018":
             # the same number or date printed in the document is the evidence.
             found = self._printed_as(reading, value, near=near)
+        if found is None and reading == "currency" and value in CURRENCY_CODES:
+            # ... and "USD" for a printed "$": a sign that stands for the code is its evidence.
+            found = self._printed_currency(value, near=near)
         if found is None:
             self.last_end = None
             # Printed nowhere: an empty span the evidence checks report, never a guessed one.
@@ -194,6 +197,23 @@ class _Reader:
         page, start, end = found
         self.last_end = (page, end)
         return {"page": page, "start": start, "end": end, "quote": self.document.pages[page - 1][start:end]}
+
+    def _printed_currency(self, code: str, *, near: tuple[int, int]) -> tuple[int, int, int] | None:
+        """Where the document prints ``code`` or a sign standing for it ("$", "€", "TL"), nearest ``near``."""
+        forms = [code, *(sign for sign, codes in CURRENCY_SIGNS.items() if code in codes)]
+        # Letters only as a whole word ("TL", not the "tl" of "Title"); a symbol wherever it is.
+        pattern = re.compile(
+            "|".join(rf"(?<!\w){re.escape(form)}(?!\w)" if form[0].isalpha() else re.escape(form) for form in forms),
+            re.IGNORECASE,
+        )
+        spans = [
+            (number, match.start(), match.end())
+            for number, text in enumerate(self.document.pages, start=1)
+            for match in pattern.finditer(text)
+        ]
+        if not spans:
+            return None
+        return min(spans, key=lambda span: (abs(span[0] - near[0]), abs(span[1] - near[1])))
 
     def _printed_as(self, reading: str, value: str, *, near: tuple[int, int]) -> tuple[int, int, int] | None:
         """Where the document prints ``value`` (an amount or ISO date), nearest ``near``."""

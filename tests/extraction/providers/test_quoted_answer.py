@@ -296,6 +296,23 @@ def test_a_us_invoice_is_read_month_first_with_a_decimal_point():
 # --- what a small model gets wrong ----------------------------------------------------------------------
 
 
+def test_a_currency_code_the_model_wrote_for_a_printed_sign_is_found_by_the_sign():
+    # Seen on the real model: "USD" quoted for a document that prints only "$" (13 of 60 answers).
+    answer = empty_answer(currency="USD", gross="$1,234.50")
+
+    invoice = invoice_from_quotes(answer, US)
+
+    assert invoice["currency"] == field("USD", at(US_PAGE, "$"))
+
+
+def test_a_currency_printed_nowhere_keeps_an_empty_span():
+    answer = empty_answer(currency="JPY")
+
+    invoice = invoice_from_quotes(answer, US)
+
+    assert invoice["currency"] == {"value": "JPY", "evidence": {"page": 1, "start": 0, "end": 0, "quote": "JPY"}}
+
+
 def test_amounts_and_dates_the_model_normalized_are_found_by_their_value():
     page = "Rechnungsdatum: 05.03.2018\nPosition A  2  99,00  198,00\nMwSt. 19 %  37,62\nSumme 198,00\n"
     answer = empty_answer(
