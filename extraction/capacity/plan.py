@@ -20,6 +20,7 @@ from django.db import connection
 from config.sql import load_statements
 from extraction.capacity import limiter
 from extraction.models import AttemptOutcome, JobState
+from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
@@ -144,7 +145,8 @@ def observed_stats(
     the last ``window_seconds`` (at most ``sample`` newest attempts); None with no data at all.
 
     Attempts per job counts only attempts that reached the provider (a capacity hand-back
-    spends none) of jobs that reached SUCCEEDED, FAILED_TERMINAL or REVIEW_REQUIRED."""
+    spends none) of jobs that reached SUCCEEDED, FAILED_TERMINAL or REVIEW_REQUIRED. Attempts
+    the e-invoice reader answered used no pool (milliseconds, no tokens) and are left out."""
     policies = policies_of_pool(pool)
     if not policies:
         return None
@@ -158,6 +160,7 @@ def observed_stats(
                 "unspent": [str(o) for o in _UNSPENT],
                 "finished": [str(s) for s in _FINISHED],
                 "answered": [str(o) for o in _ANSWERED],
+                "poolless": [EINVOICE_PROVIDER],
             },
         )
         mean_latency_ms, answered, mean_attempts, finished, mean_tokens, counted = cursor.fetchone()

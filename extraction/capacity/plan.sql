@@ -6,7 +6,7 @@
 -- ``sample`` rows), kept when in the window and of the pool's policies. Their finished jobs'
 -- spent attempts are then counted through the ledger's (job_id, fence) index.
 WITH recent AS (
-    SELECT a.job_id, a.outcome, a.latency_ms, a.input_tokens, a.output_tokens, a.started_at
+    SELECT a.job_id, a.outcome, a.latency_ms, a.input_tokens, a.output_tokens, a.started_at, a.provider
       FROM extraction_attempts a
      ORDER BY a.id DESC
      LIMIT %(sample)s
@@ -17,6 +17,7 @@ WITH recent AS (
       JOIN extraction_jobs j ON j.id = r.job_id
      WHERE r.started_at >= now() - make_interval(secs => %(window)s)
        AND j.model_policy = ANY(%(policies)s)
+       AND r.provider <> ALL(%(poolless)s)
 )
 , finished AS (
     SELECT (SELECT count(*) FROM extraction_attempts a

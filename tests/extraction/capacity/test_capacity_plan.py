@@ -228,6 +228,29 @@ def test_observed_stats_come_from_answered_attempts_of_the_pool(pool_setup):
     assert stats.finished_jobs == 2
 
 
+def test_attempts_the_e_invoice_reader_answered_are_not_the_pools(pool_setup):
+    pool, _, tenant = pool_setup
+    make_job(tenant, model_policy="p-main")
+    run_to_success("p-main", latency_ms=30_000)
+    make_job(tenant, model_policy="p-main")
+    claim = lifecycle.claim_next_job(worker_id="w", policies=["p-main"])
+    assert lifecycle.complete_job(
+        claim,
+        review_required=False,
+        output={},
+        validation={},
+        policy_version="t",
+        report=AttemptReport(
+            outcome=AttemptOutcome.SUCCEEDED, provider="einvoice", latency_ms=4, input_tokens=0, output_tokens=0
+        ),
+    )
+
+    stats = capacity_plan.observed_stats(pool)
+
+    assert stats is not None
+    assert (stats.mean_latency_seconds, stats.answered_attempts, stats.finished_jobs) == (pytest.approx(30.0), 1, 1)
+
+
 def test_command_says_which_values_were_observed_and_which_assumed(pool_setup):
     pool, other, tenant = pool_setup
     make_job(tenant, model_policy="p-main")
