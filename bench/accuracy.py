@@ -224,7 +224,9 @@ def _reader(path: Path, content_type: str) -> Callable[[], DocumentText]:
     def load() -> DocumentText:
         data = path.read_bytes()
         document = extract_document_text(data, content_type)
-        return with_embedded_einvoice(document, data) if content_type == "application/pdf" else document
+        if content_type != "application/pdf":
+            return document
+        return with_embedded_einvoice(document, einvoice_xml_of(data, content_type))
 
     return load
 

@@ -191,7 +191,7 @@ def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> Docum
         text = extract_document_text(data, document.content_type, ocr_language=ocr_language)
         xml = embedded_invoice_xml(data) if document.content_type == "application/pdf" else None
         if xml is not None:
-            text = with_embedded_einvoice(text, data)
+            text = with_embedded_einvoice(text, xml[1])
         with db_step(), transaction.atomic():
             DocumentTextRow.objects.bulk_create(
                 [

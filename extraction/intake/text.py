@@ -65,13 +65,20 @@ class DocumentText:
     # only page of an XML upload, the page after the visible ones of a Factur-X/ZUGFeRD PDF.
     einvoice_page: int | None = None
 
+    @property
+    def embeds_einvoice(self) -> bool:
+        """Whether the document shows pages of its own beside its printed e-invoice (a
+        Factur-X/ZUGFeRD PDF), rather than being only that (an XML upload) or having none."""
+        return self.einvoice_page is not None and self.source != SOURCE_EINVOICE
+
     def for_providers(self) -> DocumentText:
         """What a model or the rules read: the document as sent. A PDF's printed e-invoice page
         is left out (it is the last page, so the other pages keep their numbers and a
         provider's evidence holds in this document too); an XML upload is only that page."""
-        if self.einvoice_page is None or self.source == SOURCE_EINVOICE:
+        page = self.einvoice_page
+        if page is None or not self.embeds_einvoice:
             return self
-        return DocumentText(pages=self.pages[: self.einvoice_page - 1], source=self.source)
+        return DocumentText(pages=self.pages[: page - 1], source=self.source)
 
     @property
     def full_text(self) -> str:
@@ -142,17 +149,17 @@ def _einvoice_page(xml: bytes) -> str:
         raise UnreadableDocument(f"e-invoice XML refused: {refused.reason}") from None
 
 
-def with_embedded_einvoice(document: DocumentText, pdf: bytes) -> DocumentText:
-    """A Factur-X/ZUGFeRD PDF's pages and, after them, its embedded XML printed as a page.
+def with_embedded_einvoice(document: DocumentText, xml: bytes | None) -> DocumentText:
+    """A Factur-X/ZUGFeRD PDF's pages and, after them, its embedded ``xml`` printed as a page.
 
-    The visible pages stay first and unchanged (:meth:`DocumentText.for_providers`); an
-    attachment we refuse to read leaves the PDF as it is, since its text is still an invoice.
+    The visible pages stay first and unchanged (:meth:`DocumentText.for_providers`); no
+    attachment, or one we refuse to read, leaves the PDF as it is, since its text is still an
+    invoice.
     """
-    attached = embedded_invoice_xml(pdf)
-    if attached is None:
+    if xml is None:
         return document
     try:
-        page = render(read_einvoice(attached[1])).text
+        page = render(read_einvoice(xml)).text
     except RefusedXml:
         return document
     return DocumentText(pages=(*document.pages, page), source=document.source, einvoice_page=len(document.pages) + 1)

@@ -8,6 +8,7 @@ read from is kept beside the result.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from decimal import Decimal
@@ -16,7 +17,7 @@ from typing import Any
 from extraction.einvoice import RefusedXml, read_einvoice
 from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
-from extraction.intake.text import SOURCE_EINVOICE, DocumentText
+from extraction.intake.text import DocumentText
 from extraction.providers.builtin.readings import (
     groups_thousands_with_spaces,
     read_amounts,
@@ -25,6 +26,7 @@ from extraction.providers.builtin.readings import (
     writes_month_first,
 )
 from extraction.validation.evidence import find_quote
+from extraction.validation.schema import InvoiceV1, parse_invoice
 
 PROVIDER_NAME = "einvoice"
 
@@ -73,18 +75,18 @@ def answer_from_einvoice(xml: bytes, document: DocumentText, *, schema: str) -> 
         specification=invoice.specification,
         elements=dict(rendering.elements),
         latency_ms=round((time.monotonic() - started) * 1000),
-        visible=_visible_spans(output, document),
+        visible=_visible_spans(parse_invoice(json.dumps(output), schema=schema), document),
     )
 
 
 _AMOUNT_LEAVES = ("quantity", "unit_price", "net_amount", "tax_rate", "amount", "taxable_amount", "tax_amount")
 
 
-def _visible_spans(output: dict[str, Any], document: DocumentText) -> dict[str, dict[str, Any]]:
+def _visible_spans(answer: InvoiceV1, document: DocumentText) -> dict[str, dict[str, Any]]:
     """Where a PDF's visible pages print the XML's values: amounts and dates by their value in the
     page's own conventions ("1.908,78", "05.03.2018"), other values as written. A value printed
     nowhere visible has no entry (visible_matches_embedded judges the money among them)."""
-    if document.einvoice_page is None or document.source == SOURCE_EINVOICE:
+    if not document.embeds_einvoice:
         return {}
     visible = document.for_providers()
     text = visible.full_text
@@ -94,7 +96,10 @@ def _visible_spans(output: dict[str, Any], document: DocumentText) -> dict[str, 
         groups_thousands_with_spaces(text),
     )
     found: dict[str, dict[str, Any]] = {}
-    for path, value in _leaves(output):
+    for path, field in answer.fields():
+        value = field.value
+        if value is None:
+            continue
         leaf = path.rsplit(".", 1)[-1]
         span: tuple[int, int, int] | None = None
         if path.startswith("totals.") or leaf in _AMOUNT_LEAVES:
@@ -129,19 +134,3 @@ def _printed_amount(
             if abs(amount.value) == wanted:
                 return number, amount.start, amount.end
     return None
-
-
-def _leaves(node: Any, path: str = "") -> list[tuple[str, str]]:
-    """(field path, value) of every non-null field in an answer, "lines[0].net_amount" style."""
-    if isinstance(node, dict) and "value" in node and "evidence" in node:
-        return [(path, node["value"])] if isinstance(node["value"], str) else []
-    if isinstance(node, dict):
-        return [
-            leaf
-            for key, child in node.items()
-            if key != "schema"
-            for leaf in _leaves(child, f"{path}.{key}" if path else key)
-        ]
-    if isinstance(node, list):
-        return [leaf for index, child in enumerate(node) for leaf in _leaves(child, f"{path}[{index}]")]
-    return []

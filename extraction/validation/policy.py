@@ -69,7 +69,7 @@ from stdnum.exceptions import ValidationError as StdnumValidationError
 from accounts.models import Tenant
 from config.db import prepared_cursor
 from config.sql import load_statements
-from extraction.intake.text import SOURCE_EINVOICE, DocumentText
+from extraction.intake.text import DocumentText
 from extraction.validation.locale import (
     CURRENCY_SIGNS,
     MONTHS,
@@ -943,7 +943,7 @@ _COMPARED_WITH_VISIBLE = ("totals.gross", "totals.tax", "totals.amount_due", "su
 
 def _check_visible_matches_embedded(f: _Facts) -> _Result:
     document = f.document
-    if document.einvoice_page is None or document.source == SOURCE_EINVOICE:
+    if not document.embeds_einvoice:
         return _skipped("no_embedded_einvoice")
     visible = document.for_providers().pages
     if not any(page.strip() for page in visible):

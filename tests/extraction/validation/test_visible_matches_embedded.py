@@ -18,9 +18,9 @@ from tests.einvoice_files import ELEKTRON_PDF, elektron_xml, facturx_with_xml, l
 
 @functools.cache
 def _judged(pdf: bytes) -> tuple[str, str]:
-    document = with_embedded_einvoice(extract_document_text(pdf, "application/pdf"), pdf)
     xml = einvoice_xml_of(pdf, "application/pdf")
     assert xml is not None
+    document = with_embedded_einvoice(extract_document_text(pdf, "application/pdf"), xml)
     answer = answer_from_einvoice(xml, document, schema="invoice.v1")
     assert answer is not None
     outcome = check_invoice(
@@ -112,9 +112,9 @@ def test_documents_without_two_copies_skip_the_comparison(document: DocumentText
 
 def test_a_factur_x_pdfs_values_keep_where_its_visible_pages_print_them():
     pdf = ELEKTRON_PDF.read_bytes()
-    document = with_embedded_einvoice(extract_document_text(pdf, "application/pdf"), pdf)
     xml = einvoice_xml_of(pdf, "application/pdf")
     assert xml is not None
+    document = with_embedded_einvoice(extract_document_text(pdf, "application/pdf"), xml)
 
     answer = answer_from_einvoice(xml, document, schema="invoice.v2")
 
