@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -177,7 +178,8 @@ def pool_setup(db, settings):
     return pool, other, tenant
 
 
-def run_to_success(policy: str, *, latency_ms: int) -> None:
+def run_to_success(policy: str, *, latency_ms: int, **report: Any) -> None:
+    """Claim the policy's next job and complete it; ``report`` adds to the attempt's ledger row."""
     claim = lifecycle.claim_next_job(worker_id="w", policies=[policy])
     assert claim is not None
     assert lifecycle.complete_job(
@@ -186,7 +188,7 @@ def run_to_success(policy: str, *, latency_ms: int) -> None:
         output={},
         validation={},
         policy_version="t",
-        report=AttemptReport(outcome=AttemptOutcome.SUCCEEDED, latency_ms=latency_ms),
+        report=AttemptReport(outcome=AttemptOutcome.SUCCEEDED, latency_ms=latency_ms, **report),
     )
 
 
@@ -233,17 +235,7 @@ def test_attempts_the_e_invoice_reader_answered_are_not_the_pools(pool_setup):
     make_job(tenant, model_policy="p-main")
     run_to_success("p-main", latency_ms=30_000)
     make_job(tenant, model_policy="p-main")
-    claim = lifecycle.claim_next_job(worker_id="w", policies=["p-main"])
-    assert lifecycle.complete_job(
-        claim,
-        review_required=False,
-        output={},
-        validation={},
-        policy_version="t",
-        report=AttemptReport(
-            outcome=AttemptOutcome.SUCCEEDED, provider="einvoice", latency_ms=4, input_tokens=0, output_tokens=0
-        ),
-    )
+    run_to_success("p-main", latency_ms=4, provider="einvoice", input_tokens=0, output_tokens=0)
 
     stats = capacity_plan.observed_stats(pool)
 
@@ -285,20 +277,7 @@ def test_the_plan_uses_the_tokens_the_provider_reported_per_call(pool_setup):
     pool, _, tenant = pool_setup
     for input_tokens, output_tokens in ((2000, 400), (2600, 600)):
         make_job(tenant, model_policy="p-main")
-        claim = lifecycle.claim_next_job(worker_id="w", policies=["p-main"])
-        assert lifecycle.complete_job(
-            claim,
-            review_required=False,
-            output={},
-            validation={},
-            policy_version="t",
-            report=AttemptReport(
-                outcome=AttemptOutcome.SUCCEEDED,
-                latency_ms=30_000,
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-            ),
-        )
+        run_to_success("p-main", latency_ms=30_000, input_tokens=input_tokens, output_tokens=output_tokens)
     stats = capacity_plan.observed_stats(pool)
     assert (stats.mean_tokens, stats.counted_attempts) == (2800.0, 2)
     output = plan_output(pool=pool)
