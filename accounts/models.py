@@ -38,6 +38,10 @@ def default_allowed_currencies() -> list[str]:
     return list(settings.TENANT_DEFAULT_ALLOWED_CURRENCIES)
 
 
+def default_completion_target_seconds() -> int:
+    return settings.TENANT_DEFAULT_COMPLETION_TARGET_SECONDS
+
+
 class EInvoiceIntake(models.TextChoices):
     STRUCTURED_FIRST = "structured_first", "Read e-invoice XML exactly; the model for everything else"
     MODEL_ONLY = "model_only", "Send every document to the model, e-invoices too"
@@ -76,12 +80,21 @@ class Tenant(models.Model):
         default=EInvoiceIntake.STRUCTURED_FIRST,
         help_text="Whether a document that is or embeds an e-invoice XML is read from it, with no model call.",
     )
+    # The completion SLO (OPS-4): a job counts as completed in time when it reaches SUCCEEDED,
+    # or a reviewer decides it, within this long of its acceptance (manage.py slo_report).
+    completion_target_seconds = models.PositiveIntegerField(
+        default=default_completion_target_seconds,
+        help_text="Seconds from acceptance within which a job must succeed or be decided by a reviewer.",
+    )
 
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(weight__gte=1), name="tenant_weight_positive"),
             models.CheckConstraint(
                 condition=Q(einvoice_intake__in=EInvoiceIntake.values), name="tenant_einvoice_intake_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(completion_target_seconds__gt=0), name="tenant_completion_target_positive"
             ),
         ]
 

@@ -11,7 +11,13 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from config.tracing import configure_tracing
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Before the application is built (it adds the request-span middleware). Under ASGI that
+# middleware needs opentelemetry-instrumentation-asgi, which is not a dependency: the requests
+# daphne serves get no span of their own (the sockets and streams are not Django views anyway).
+configure_tracing("ws")
 django_asgi_app = get_asgi_application()
 
 # After get_asgi_application(): these need the app registry loaded.

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from typing import Any
 
 from celery import Celery
+from celery.signals import celeryd_init, worker_shutdown
+
+from config.tracing import configure_tracing, shutdown_tracing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -12,6 +17,28 @@ app = Celery("extraction")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Task modules live in the apps' sub-packages, not in a top-level tasks.py per app.
 app.autodiscover_tasks(["extraction.execution", "delivery"])
+
+# The Procfile's process each queue's worker is (the service name of its spans).
+ROLE_OF_QUEUE = {"ingress": "ingress", "llm": "worker", "delivery": "delivery"}
+
+
+def worker_role(queues: str | Iterable[str] | None) -> str:
+    """``worker`` for ``-Q llm``, ``ingress+worker`` for a worker consuming both (tests do)."""
+    names = queues.split(",") if isinstance(queues, str) else list(queues or ())
+    roles = [ROLE_OF_QUEUE.get(name.strip(), name.strip()) for name in names if name.strip()]
+    return "+".join(dict.fromkeys(roles)) or "celery"
+
+
+@celeryd_init.connect
+def _configure_tracing(options: dict[str, Any] | None = None, **_kwargs: Any) -> None:
+    # In the worker's main process, before it consumes: with --pool threads (the Procfile's)
+    # every task runs here; a prefork child gets the exporter's thread restarted by the SDK.
+    configure_tracing(worker_role((options or {}).get("queues")))
+
+
+@worker_shutdown.connect
+def _flush_traces(**_kwargs: Any) -> None:
+    shutdown_tracing()
 
 
 from celery.worker.consumer import Consumer  # noqa: E402

@@ -1,10 +1,14 @@
-"""Structured (JSON) log lines; extra fields such as job_id, attempt and fence ride along."""
+"""Structured (JSON) log lines; extra fields such as job_id, attempt and fence ride along, and
+the trace_id and span_id of the span the line was logged in, when one is recording (OPS-2), so
+a job's log lines and its trace find each other."""
 
 from __future__ import annotations
 
 import json
 import logging
 from datetime import UTC, datetime
+
+from config.tracing import log_fields
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -24,6 +28,8 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),
+            # Formatted in the thread that logged: the current span is the line's own.
+            **log_fields(),
         }
         for key, value in vars(record).items():
             if key not in _STANDARD and not key.startswith("_"):

@@ -1,10 +1,23 @@
-"""``/metrics``: the autoscaling and health signals in the Prometheus text format (BP-5, OPS-1).
+"""``/metrics``: the autoscaling, health and latency signals in the Prometheus text format
+(BP-5, OPS-1), written by prometheus_client.
 
-Every number is computed at scrape time by the collectors each app registers in
-``METRICS_COLLECTORS``, from PostgreSQL and Redis (no per-process counters: web processes are
-many and short-lived). Labels are bounded sets (job states, pool names, limit dimensions), never
-job, tenant or document ids (OPS-2). Counts are exact up to ``METRICS_EXACT_COUNT_CAP`` rows, then the
-planner's estimate, so a scrape of a table with millions of rows stays in milliseconds.
+A scrape collects, in this order:
+
+1. Figures the database and the shared limiter hold: the collectors each app lists in
+   ``METRICS_COLLECTORS``, each called with a cursor in one read-only transaction whose
+   statements a slow disk cannot hold up for long. Counts are exact up to
+   ``METRICS_EXACT_COUNT_CAP`` rows, then the planner's estimate, so a scrape of a table with
+   millions of rows stays in milliseconds. Web processes are many and short-lived: what a table
+   knows is read from the table, the same in every process's scrape.
+2. Figures of other servers over the network (``METRICS_SERVICE_COLLECTORS``: RabbitMQ's queue
+   depths, local model servers), after that transaction, so their waits hold no transaction.
+3. The in-process counters and histograms (config.instruments): with ``PROMETHEUS_MULTIPROC_DIR``
+   set, summed over every process of this host; otherwise this process's own.
+
+A collector returns prometheus_client metric families (``GaugeMetricFamily``,
+``CounterMetricFamily``). Labels are bounded sets (states, outcomes, pool names, limit
+dimensions, queue names, HTTP status codes and classes), never job, tenant, endpoint or
+document ids (OPS-2).
 
 Access: not the API's tokens (a scraper is not a tenant) but restricted — a loopback client
 that did not come through a proxy, or ``Authorization: Bearer <settings.METRICS_TOKEN>``.
@@ -16,9 +29,7 @@ import functools
 import hmac
 import ipaddress
 import json
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -27,26 +38,19 @@ from django.db.backends.utils import CursorWrapper
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_GET
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 
+from config import instruments
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # A scrape that cannot finish quickly is cancelled rather than piling up behind a slow disk.
 SCRAPE_STATEMENT_TIMEOUT_MS = 5000
 
-
-@dataclass(frozen=True)
-class Sample:
-    value: float
-    labels: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    help: str
-    samples: list[Sample] = field(default_factory=list)
-    kind: str = "gauge"
+DatabaseCollector = Callable[[CursorWrapper], Iterable[Metric]]
+ServiceCollector = Callable[[], Iterable[Metric]]
 
 
 # --- access -------------------------------------------------------------------------------------
@@ -80,34 +84,58 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
             instance=request.path,
         )
         return JsonResponse(body, status=403, content_type=PROBLEM_CONTENT_TYPE)
-    return HttpResponse(render(collect()), content_type=CONTENT_TYPE)
+    # The classic text format, or OpenMetrics for a scraper that asks for it.
+    encode, content_type = choose_encoder(request.headers.get("Accept", ""))
+    return HttpResponse(encode(Scrape()), content_type=content_type)
 
 
 # --- collection -------------------------------------------------------------------------------
 
 
-def collect() -> list[Metric]:
-    """Every collector the settings list (``METRICS_COLLECTORS``), in one read-only transaction
-    whose statements a slow disk cannot hold up for long; then the collectors that ask another
-    server (``METRICS_SERVICE_COLLECTORS``), after it, so their network waits hold no transaction."""
+class Scrape:
+    """One scrape's figures, as the collector prometheus_client's encoders read."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield from database_figures()
+        for service_collector in service_collectors():
+            yield from service_collector()
+        yield from in_process_figures()
+
+
+def database_figures() -> list[Metric]:
+    """Every collector the settings list (``METRICS_COLLECTORS``), in one transaction that only
+    reads and whose statements time out; the families are all read before it ends, so the
+    encoder writes them with no transaction open."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(SCRAPE_STATEMENT_TIMEOUT_MS)])
-        metrics: list[Metric] = []
+        families: list[Metric] = []
         for collector in collectors():
-            metrics += collector(cursor)
-    for service_collector in service_collectors():
-        metrics += service_collector()
-    return metrics
+            families += collector(cursor)
+    return families
+
+
+def in_process_figures() -> Iterable[Metric]:
+    """The counters and histograms of every process of this host (multiprocess mode), or of
+    this one."""
+    path = instruments.multiproc_dir()
+    if path is None:
+        return instruments.REGISTRY.collect()
+    # A registry of its own: the files hold this process's values too, which the module's
+    # registry would otherwise report a second time.
+    return MultiProcessCollector(CollectorRegistry(), path=path).collect()
 
 
 @functools.cache
-def collectors() -> tuple[Callable[[CursorWrapper], list[Metric]], ...]:
+def collectors() -> tuple[DatabaseCollector, ...]:
     return tuple(import_string(path) for path in settings.METRICS_COLLECTORS)
 
 
 @functools.cache
-def service_collectors() -> tuple[Callable[[], list[Metric]], ...]:
+def service_collectors() -> tuple[ServiceCollector, ...]:
     return tuple(import_string(path) for path in settings.METRICS_SERVICE_COLLECTORS)
+
+
+# --- bounded counts, for the collectors ------------------------------------------------------------
 
 
 def exact_count_cap() -> int:
@@ -137,39 +165,3 @@ def planner_rows(cursor: CursorWrapper, estimate_sql: str, params: Mapping[str, 
     if isinstance(plan, str):
         plan = json.loads(plan)
     return int(plan[0]["Plan"]["Plan Rows"])
-
-
-# --- the text format ---------------------------------------------------------------------------
-
-
-def render(metrics: list[Metric]) -> str:
-    lines: list[str] = []
-    for metric in metrics:
-        lines.append(f"# HELP {metric.name} {_escape_help(metric.help)}")
-        lines.append(f"# TYPE {metric.name} {metric.kind}")
-        for sample in metric.samples:
-            labels = ",".join(f'{key}="{_escape_label(value)}"' for key, value in sample.labels)
-            lines.append(
-                f"{metric.name}{{{labels}}} {_format_value(sample.value)}"
-                if labels
-                else f"{metric.name} {_format_value(sample.value)}"
-            )
-    return "\n".join(lines) + "\n"
-
-
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def _escape_label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _format_value(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if float(value).is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return repr(float(value))

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
+from django.utils.encoding import escape_uri_path
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -65,9 +66,11 @@ _DRF_TYPES: list[tuple[type[Exception], str, str]] = [
 def problem_body(
     *, slug: str, title: str, status_code: int, detail: Any, instance: str | None = None, **extra: Any
 ) -> dict[str, Any]:
+    """``instance`` is the request path as Django decoded it; the body carries it percent-encoded,
+    so it stays a URI reference whatever bytes the client put in the path."""
     body: dict[str, Any] = {"type": TYPE_BASE + slug, "title": title, "status": status_code, "detail": detail}
     if instance:
-        body["instance"] = instance
+        body["instance"] = escape_uri_path(instance)
     body.update(extra)
     return body
 

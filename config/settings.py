@@ -109,6 +109,8 @@ if DEMO_ERP:
     INSTALLED_APPS.append("delivery.erp")
 
 MIDDLEWARE = [
+    # First, so the accept latency it measures includes every other middleware.
+    "config.request_metrics.AcceptLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (admin, API docs) served by the app processes themselves: no separate web server needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -230,9 +232,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # 3.1: the invoice schemas are JSON Schema with nullable types as ["string", "null"].
     "OAS_VERSION": "3.1.0",
+    # Request bodies get their own components, so an upload is a binary file there, not the
+    # URI a FileField reads back as.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The webhook event types: one component, whichever field (a subscription, a filter) names them.
+    "ENUM_NAME_OVERRIDES": {"WebhookEventTypeEnum": "delivery.models.SUBSCRIBABLE_TYPES"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "extraction.api.openapi.invoice_schemas",
+        # Last: it renders the problem types the hooks before it added.
+        "config.openapi.problem_responses_hook",
     ],
 }
 
@@ -240,6 +249,9 @@ SPECTACULAR_SETTINGS = {
 JOB_DEFAULT_DEADLINE_SECONDS = env_int("JOB_DEFAULT_DEADLINE_SECONDS", 24 * 3600)
 JOB_MIN_DEADLINE_SECONDS = env_int("JOB_MIN_DEADLINE_SECONDS", 60)
 JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5)
+# Objects one operator action (re-run, cancel by filter) may touch; a broader filter is refused
+# with the count to narrow it by, rather than locking half the jobs table.
+OPERATOR_ACTION_MAX_OBJECTS = env_int("OPERATOR_ACTION_MAX_OBJECTS", 10_000)
 # Model policies a job may name. reserved_tokens is the conservative per-request token
 # reservation, price is per 1,000 tokens in micro-units of the tenant's spend currency; both
 # feed admission (BP-1) before any real usage is known.
@@ -260,6 +272,8 @@ TENANT_DEFAULT_ALLOWED_CURRENCIES = tuple(
     ).split(",")
 )
 GLOBAL_MAX_PENDING_JOBS = env_int("GLOBAL_MAX_PENDING_JOBS", 1_000_000)
+# OPS-4: a new tenant's completion target (Tenant.completion_target_seconds, edited in the admin).
+TENANT_DEFAULT_COMPLETION_TARGET_SECONDS = env_int("TENANT_DEFAULT_COMPLETION_TARGET_SECONDS", 900)
 # How long a web process trusts its last reading of the global backlog (seconds).
 GLOBAL_BACKLOG_CACHE_SECONDS = float(env("GLOBAL_BACKLOG_CACHE_SECONDS", "1.0") or 1.0)
 ADMISSION_RETRY_AFTER_SECONDS = env_int("ADMISSION_RETRY_AFTER_SECONDS", 30)
@@ -285,6 +299,14 @@ LOGGING = {
         "celery.worker.strategy": {"level": "WARNING"},
     },
 }
+
+# --- Tracing (OpenTelemetry, config/tracing.py; README "Tracing") ----------------------------
+# Off unless the standard variables ask for it: OTEL_TRACES_EXPORTER=otlp or an
+# OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, OTLP/HTTP only; OTEL_SDK_DISABLED=true wins. The
+# exporter, batching (OTEL_BSP_*), sampler and resource read their own OTEL_* variables; each
+# process names its service (web, relay, ingress, worker, ...) unless OTEL_SERVICE_NAME does.
+# Requests to these paths get no span (OTEL_PYTHON_DJANGO_EXCLUDED_URLS replaces the list).
+TRACING_UNTRACED_URLS = env("OTEL_PYTHON_DJANGO_EXCLUDED_URLS", "") or "/healthz,/readyz,/metrics"
 
 # The accept benchmark's floor views (bench/floor_urls.py); never on in production.
 BENCH_FLOOR_VIEWS = env_bool("BENCH_FLOOR_VIEWS", False)
@@ -434,20 +456,59 @@ SCHEDULER_INTERVAL_SECONDS = float(env("SCHEDULER_INTERVAL_SECONDS", "1") or 1)
 SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 # Sweeps of other apps that the durable scheduler runs in each round (a callable taking the
 # broker connection): webhook deliveries are driven by their rows too (reap leases, hint due ones).
-SCHEDULER_APP_SWEEPS = ["delivery.dispatch.schedule_due_deliveries"]
+SCHEDULER_APP_SWEEPS = ["delivery.dispatch.schedule_due_deliveries", "extraction.operations.audit.audit_sweep"]
 # How a worker picks its next job: "fair" (weighted fair share across tenants, priority with
 # aging) or "fifo" (oldest eligible first; a baseline to compare fair claiming with).
 CLAIM_STRATEGY = env("CLAIM_STRATEGY", "fair")
 # What /metrics reports: each app's collectors, each called with a cursor in the scrape's transaction.
+# (The in-process counters and histograms are config/instruments.py's; PROMETHEUS_MULTIPROC_DIR,
+# read by prometheus_client itself, makes a scrape sum every process of the host.)
 METRICS_COLLECTORS = [
     "extraction.execution.metrics.collect",
     "extraction.outbox.metrics.collect",
     "extraction.capacity.metrics.collect",
+    "extraction.review.metrics.collect",
+    "delivery.metrics.collect",
 ]
 # Collectors that read another server over the network; called after the scrape's transaction.
-METRICS_SERVICE_COLLECTORS = ["extraction.providers.local.metrics.collect"]
+METRICS_SERVICE_COLLECTORS = ["config.broker_metrics.collect", "extraction.providers.local.metrics.collect"]
 # A count in /metrics is exact up to this many rows, then the planner's estimate.
 METRICS_EXACT_COUNT_CAP = env_int("METRICS_EXACT_COUNT_CAP", 100_000)
+
+# --- Operations: the SLO report and the self-audit (extraction/operations/) -------------------
+# OPS-4: a REVIEW_REQUIRED job should be decided by a reviewer within this long of entering review.
+REVIEW_TURNAROUND_TARGET_SECONDS = env_int("REVIEW_TURNAROUND_TARGET_SECONDS", 4 * 3600)
+# The document classes the completion SLO promises, by the media type intake sniffed (all of
+# intake's types by default); jobs of other classes are reported apart, outside the denominator.
+SLO_DOCUMENT_CONTENT_TYPES = tuple(
+    (
+        env(
+            "SLO_DOCUMENT_CONTENT_TYPES",
+            "application/pdf,image/png,image/jpeg,image/tiff,application/xml,text/plain",
+        )
+        or ""
+    ).split(",")
+)
+# Sections other apps add to manage.py slo_report, each called with a cursor in the report's
+# transaction (where the temporary table slo_window_jobs holds the window's jobs).
+SLO_REPORT_SECTIONS = ["delivery.operations.erp_delivery_latency"]
+# The self-audit's checks (manage.py audit, and the scheduler's audit sweep), in this order.
+AUDIT_CHECKS = [
+    "extraction.operations.audit.unpublished_outbox_events",
+    "extraction.operations.audit.running_without_live_lease",
+    "extraction.operations.audit.leaked_limiter_permits",
+    "delivery.operations.overdue_deliveries",
+    "extraction.operations.audit.reviews_past_their_slo",
+]
+# The scheduler runs the audit at most this often (per scheduler process).
+AUDIT_INTERVAL_SECONDS = float(env("AUDIT_INTERVAL_SECONDS", "60") or 60)
+# An outbox event still unpublished this long after its commit is a finding (the relay's lag bound).
+AUDIT_OUTBOX_LAG_SECONDS = float(env("AUDIT_OUTBOX_LAG_SECONDS", "60") or 60)
+# A sendable webhook delivery still pending this long past its due time is a finding.
+AUDIT_DELIVERY_LAG_SECONDS = float(env("AUDIT_DELIVERY_LAG_SECONDS", "300") or 300)
+# Rows one check counts and repairs per run, and ids it names as examples.
+AUDIT_LIMIT = env_int("AUDIT_LIMIT", 500)
+AUDIT_EXAMPLES = env_int("AUDIT_EXAMPLES", 5)
 
 # Test-only crash points (extraction/execution/faults.py); empty in every real deployment.
 FAULT_INJECTION_POINTS = frozenset(p for p in (env("FAULT_INJECTION", "") or "").split(",") if p)

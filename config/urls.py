@@ -7,6 +7,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
 from config import health, metrics
+from delivery import redelivery
+from extraction.api import operator_actions
 from extraction.api import views as extraction_views
 
 urlpatterns = [
@@ -22,6 +24,19 @@ urlpatterns = [
         "api/v1/extraction-jobs/<uuid:job_id>",
         extraction_views.ExtractionJobDetailView.as_view(),
         name="extraction-job-detail",
+    ),
+    path("api/v1/extraction-jobs/rerun", operator_actions.JobRerunView.as_view(), name="extraction-jobs-rerun"),
+    path("api/v1/extraction-jobs/cancel", operator_actions.JobCancelView.as_view(), name="extraction-jobs-cancel"),
+    path(
+        "api/v1/webhook-deliveries/redeliver",
+        redelivery.WebhookRedeliverView.as_view(),
+        name="webhook-deliveries-redeliver",
+    ),
+    path("api/v1/operator-actions", operator_actions.OperatorActionListView.as_view(), name="operator-action-list"),
+    path(
+        "api/v1/operator-actions/<uuid:action_id>",
+        operator_actions.OperatorActionDetailView.as_view(),
+        name="operator-action-detail",
     ),
     path("", include("extraction.web.urls")),
     path("api/v1/", include("delivery.urls")),

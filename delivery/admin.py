@@ -16,7 +16,7 @@ from django.http import HttpRequest
 
 from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
 from accounts.models import Role
-from delivery import dispatch, endpoints
+from delivery import dispatch, endpoints, redelivery
 from delivery.models import (
     SUBSCRIBABLE_TYPES,
     Delivery,
@@ -24,6 +24,7 @@ from delivery.models import (
     DeliveryState,
     WebhookEndpoint,
 )
+from extraction.bulk import actions as bulk
 
 
 class EndpointForm(forms.ModelForm):
@@ -190,11 +191,22 @@ class DeliveryAdmin(TenantScopedAdmin):
         if not has_role(request, Role.OPERATOR):
             messages.error(request, "Redelivery needs the operator role.")
             return
-        ids = dispatch.redeliver(
-            dispatch.DeliveryFilter(
-                delivery_ids=tuple(queryset.values_list("pk", flat=True)),
-                states=(DeliveryState.FAILED, DeliveryState.DELIVERED),
+        actor = bulk.Actor(name=f"user:{request.user.get_username()}", channel="admin")
+        by_tenant: dict[Any, list[Any]] = {}
+        for delivery_id, tenant_id in queryset.values_list("pk", "tenant_id"):
+            by_tenant.setdefault(tenant_id, []).append(delivery_id)
+        for tenant_id, delivery_ids in by_tenant.items():
+            report = redelivery.redeliver_webhooks(
+                dispatch.DeliveryFilter(
+                    tenant_id=tenant_id,
+                    delivery_ids=tuple(delivery_ids),
+                    states=(DeliveryState.FAILED, DeliveryState.DELIVERED),
+                ),
+                tenant_id=tenant_id,
+                actor=actor,
             )
-        )
-        dispatch.publish_dispatch_hints(ids)
-        messages.info(request, f"{len(ids)} deliveries queued again (pending and in-flight ones are left alone).")
+            messages.info(
+                request,
+                f"{report.outcomes.get(bulk.CHANGED, 0)} deliveries queued again (pending and in-flight ones are "
+                f"left alone; operator action {report.action_id}).",
+            )

@@ -21,10 +21,11 @@ after ``WEBHOOK_CIRCUIT_OPEN_SECONDS`` (doubling per failed probe) the longest-w
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,7 +36,9 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
 from kombu import Connection
+from opentelemetry.trace import SpanKind
 
+from config import tracing
 from config.backoff import full_jitter, parse_retry_after
 from config.sql import load_statements
 from config.topology import DELIVERY, queue_depth
@@ -127,7 +130,16 @@ def fan_out_event(event_id: uuid.UUID) -> FanOut:
     3. Insert a delivery per endpoint subscribed to the type and not disabled, with the
        deterministic id uuid5(event, endpoint) (ON CONFLICT DO NOTHING).
     Returns the ids created now, for dispatch hints after COMMIT.
+
+    Traced as a child of the consumer's span (the relay's message carried the job's trace).
     """
+    with tracing.step_span("delivery.fan_out", attributes={"extraction.event_id": str(event_id)}) as span:
+        fan_out = _fan_out(event_id)
+        span.set_attributes({"delivery.fan_out.outcome": fan_out.outcome, "delivery.created": len(fan_out.created)})
+    return fan_out
+
+
+def _fan_out(event_id: uuid.UUID) -> FanOut:
     with transaction.atomic():
         outbox = OutboxEvent.objects.filter(pk=event_id).first()
         if outbox is None:
@@ -135,6 +147,7 @@ def fan_out_event(event_id: uuid.UUID) -> FanOut:
         webhook_type = WEBHOOK_TYPES.get(outbox.event_type)
         if webhook_type is None or outbox.job_id is None:
             return FanOut("not_a_webhook_event")
+        tracing.annotate({"extraction.job_id": str(outbox.job_id)})
         with connection.cursor() as cursor:
             cursor.execute(SQL["webhook_event_exists"], {"event": event_id})
             if cursor.fetchone() is None:
@@ -239,6 +252,8 @@ class ClaimedDelivery:
     body: bytes
     keys: tuple[signing.SigningKey, ...]
     timestamp: int  # the database's clock at the claim: the attempt's webhook-timestamp
+    job_id: uuid.UUID | None = None  # None for a verification event
+    trace_context: Mapping[str, str] | None = None  # the job's, read only when tracing
 
     def log_extra(self) -> dict[str, Any]:
         return {"delivery_id": str(self.delivery_id), "endpoint_id": str(self.endpoint_id), "attempt": self.attempt}
@@ -264,7 +279,9 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
     3. PENDING → SENDING with attempts+1 (the fence) and a lease; an attempt row in flight.
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SQL["lock_due_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
+        cursor.execute(
+            SQL["lock_due_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING, "traced": tracing.enabled()}
+        )
         row = cursor.fetchone()
         if row is None:
             return "not_due"
@@ -282,6 +299,8 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
             open_until,
             not_before,
             now,
+            job_id,
+            trace_context,
         ) = row
         if status != EndpointStatus.ACTIVE and not is_verification:
             return "endpoint_not_active"
@@ -322,6 +341,8 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
         body=body_text.encode(),
         keys=keys,
         timestamp=int(now.timestamp()),
+        job_id=job_id,
+        trace_context=json.loads(trace_context) if isinstance(trace_context, str) else trace_context,
     )
 
 
@@ -428,6 +449,8 @@ def send(claim: ClaimedDelivery) -> Outcome:
     headers = signing.signed_headers(
         claim.keys, webhook_id=str(claim.delivery_id), timestamp=claim.timestamp, body=claim.body
     )
+    # The attempt's span (W3C traceparent): a traced receiver continues the job's trace.
+    headers = [*headers, *tracing.current_trace_context().items()]
     try:
         response = egress.post(
             target,
@@ -551,12 +574,36 @@ def _log_outcome(claim: ClaimedDelivery, outcome: Outcome, state: str, endpoint_
 
 
 def deliver(delivery_id: uuid.UUID) -> str:
-    """Claim, send, record one delivery. Returns what happened (for logs and tests)."""
+    """Claim, send, record one delivery. Returns what happened (for logs and tests).
+
+    Traced, the attempt (send and record) is a client span in the job's trace: a child of the
+    dispatch hint's span when the fan-out sent the hint, else of the job's stored context,
+    linked to the hint (the scheduler's re-hint of a due delivery is a trace of its own)."""
     claim = claim_delivery(delivery_id)
     if isinstance(claim, str):
         return claim
-    outcome = send(claim)
-    return record_outcome(claim, outcome)
+    with tracing.step_span(
+        "webhook.deliver",
+        trace_context=claim.trace_context,
+        kind=SpanKind.CLIENT,
+        attributes={
+            "delivery.id": str(claim.delivery_id),
+            "delivery.attempt": claim.attempt,
+            "delivery.endpoint_id": str(claim.endpoint_id),
+            "http.request.method": "POST",
+            **({"extraction.job_id": str(claim.job_id)} if claim.job_id else {}),
+        },
+    ) as span:
+        outcome = send(claim)
+        state = record_outcome(claim, outcome)
+        span.set_attributes(
+            {
+                "delivery.outcome": outcome.outcome,
+                "delivery.state": state,
+                **({"http.response.status_code": outcome.http_status} if outcome.http_status is not None else {}),
+            }
+        )
+    return state
 
 
 # --- the durable scheduler's part ----------------------------------------------------------------------

@@ -52,8 +52,11 @@ SELECT now()
 -- name: lock_due_delivery
 -- The claim's first step: the delivery if PENDING and due, locked, with its endpoint and body.
 -- SKIP LOCKED: a duplicate hint finds the row taken and walks away instead of waiting.
+-- The event's job and, when the sender traces (``traced``), the job's trace context, read by
+-- primary key so the attempt's span joins the job's trace; untraced, the CASE reads nothing.
 SELECT d.attempts, d.max_attempts, d.is_verification, ev.body, d.tenant_id, d.next_attempt_at,
-       e.id, e.url, e.status, e.circuit_state, e.circuit_open_until, e.retry_not_before, now()
+       e.id, e.url, e.status, e.circuit_state, e.circuit_open_until, e.retry_not_before, now(), ev.job_id,
+       CASE WHEN %(traced)s THEN (SELECT j.trace_context FROM extraction_jobs AS j WHERE j.id = ev.job_id) END
   FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
   JOIN webhook_events ev ON ev.event_id = d.event_id
  WHERE d.id = %(id)s AND d.state = %(pending)s AND d.next_attempt_at <= now()

@@ -13,8 +13,13 @@ from delivery.models import SUBSCRIBABLE_TYPES, Delivery, WebhookEndpoint
 
 class EndpointCreateSerializer(StrictSerializer):
     url = serializers.CharField(max_length=2048, trim_whitespace=False)
+    # min_length restates allow_empty=False (checked first, with its own message) for the
+    # OpenAPI schema, which reads only the lengths.
     event_types = serializers.ListField(
-        child=serializers.ChoiceField(choices=SUBSCRIBABLE_TYPES), allow_empty=False, max_length=len(SUBSCRIBABLE_TYPES)
+        child=serializers.ChoiceField(choices=SUBSCRIBABLE_TYPES),
+        allow_empty=False,
+        min_length=1,
+        max_length=len(SUBSCRIBABLE_TYPES),
     )
     description = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 from django.db.models.functions import Now
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Principal, Role
 from accounts.permissions import request_principal
+from config.openapi import problems
 from config.parsers import BoundedJSONParser
 from config.problems import Problem
 from delivery import endpoints
@@ -63,10 +64,25 @@ def _invalid(exc: endpoints.InvalidEndpoint) -> Problem:
     return Problem(str(exc), slug="invalid-webhook-endpoint", title="Webhook endpoint refused", status_code=422)
 
 
+def _below(needed: str) -> dict[int, dict[str, str]]:
+    return {403: {"permission-denied": f"The token's role is below {needed}."}}
+
+
+_REFUSED_URL = {422: {"invalid-webhook-endpoint": "The URL fails the egress rule (https, public address, port)."}}
+
+
 class WebhookEndpointListCreateView(APIView):
     parser_classes = [BoundedJSONParser]
 
-    @extend_schema(request=EndpointCreateSerializer, responses={201: dict})
+    @extend_schema(
+        request=EndpointCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                "Location", str, OpenApiParameter.HEADER, response=[201], description="The endpoint's URL."
+            )
+        ],
+        responses={201: dict, **problems({**_below(Role.ADMIN), **_REFUSED_URL})},
+    )
     def post(self, request: Request) -> Response:
         principal = _principal(request, Role.ADMIN)
         serializer = EndpointCreateSerializer(data=request.data)
@@ -87,7 +103,7 @@ class WebhookEndpointListCreateView(APIView):
             body, status=status.HTTP_201_CREATED, headers={"Location": f"/api/v1/webhook-endpoints/{endpoint.pk}"}
         )
 
-    @extend_schema(operation_id="v1_webhook_endpoints_list", responses={200: dict})
+    @extend_schema(operation_id="v1_webhook_endpoints_list", responses={200: dict, **problems(_below(Role.OPERATOR))})
     def get(self, request: Request) -> Response:
         principal = _principal(request, Role.OPERATOR)
         rows = WebhookEndpoint.objects.filter(tenant=principal.tenant).order_by("-created_at")[:200]
@@ -95,12 +111,18 @@ class WebhookEndpointListCreateView(APIView):
 
 
 class WebhookEndpointDetailView(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: dict, **problems(_below(Role.OPERATOR))})
     def get(self, request: Request, endpoint_id) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.OPERATOR)
         return Response(endpoint_body(endpoint, keys=_keys(endpoint)))
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        description=(
+            "Disables the endpoint: it stays readable (status `disabled`, its deliveries kept) and a"
+            " verification turns it on again."
+        ),
+        responses={204: None, **problems(_below(Role.ADMIN))},
+    )
     def delete(self, request: Request, endpoint_id) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.ADMIN)
         endpoints.disable_endpoint(endpoint, reason="Disabled by the tenant.")
@@ -108,7 +130,7 @@ class WebhookEndpointDetailView(APIView):
 
 
 class WebhookEndpointRotateSecretView(APIView):
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses={200: dict, **problems(_below(Role.ADMIN))})
     def post(self, request: Request, endpoint_id) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.ADMIN)
         secret, previous = endpoints.rotate_secret(endpoint)
@@ -116,7 +138,7 @@ class WebhookEndpointRotateSecretView(APIView):
 
 
 class WebhookEndpointVerifyView(APIView):
-    @extend_schema(request=None, responses={202: dict})
+    @extend_schema(request=None, responses={202: dict, **problems({**_below(Role.ADMIN), **_REFUSED_URL})})
     def post(self, request: Request, endpoint_id) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.ADMIN)
         try:
@@ -127,7 +149,13 @@ class WebhookEndpointVerifyView(APIView):
 
 
 class WebhookEndpointDeliveriesView(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(
+        parameters=[OpenApiParameter("state", str, enum=DeliveryState.values)],
+        responses={
+            200: dict,
+            **problems({**_below(Role.OPERATOR), 400: {"validation-error": "`state` is not a delivery state."}}),
+        },
+    )
     def get(self, request: Request, endpoint_id) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.OPERATOR)
         deliveries = endpoint.deliveries.order_by("-created_at")

@@ -25,7 +25,17 @@ from django.utils.safestring import SafeString, mark_safe
 
 from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
 from accounts.models import Role
-from extraction.models import ExtractionJob, ExtractionResult, JobState, ProviderPool, ReviewDecision, Supplier
+from extraction.bulk import actions as bulk
+from extraction.models import (
+    ExtractionJob,
+    ExtractionResult,
+    JobState,
+    OperatorAction,
+    OperatorActionTarget,
+    ProviderPool,
+    ReviewDecision,
+    Supplier,
+)
 from extraction.review import decisions as review
 from extraction.validation.schema import parse_invoice
 from extraction.validation.suppliers import CSV_COLUMNS
@@ -48,6 +58,38 @@ class ExtractionJobAdmin(TenantScopedAdmin):
     ordering = ["-created_at"]
     list_select_related = ["tenant"]
     readonly_fields = ["result_summary"]
+    actions = ["rerun_extraction", "cancel_jobs"]
+
+    @admin.action(description="Re-run extraction (failed or waiting for review)")
+    def rerun_extraction(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._bulk(request, queryset, bulk.rerun_jobs, "re-run")
+
+    @admin.action(description="Cancel (waiting or running)")
+    def cancel_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._bulk(request, queryset, bulk.cancel_jobs, "cancelled")
+
+    def _bulk(self, request: HttpRequest, queryset: QuerySet, run: Any, verb: str) -> None:
+        """The selected jobs, one audited operator action per tenant among them."""
+        if not has_role(request, Role.OPERATOR):
+            messages.error(request, "Bulk actions need the operator role.")
+            return
+        actor = bulk.Actor(name=f"user:{request.user.get_username()}", channel="admin")
+        by_tenant: dict[Any, list[uuid.UUID]] = {}
+        for job_id, tenant_id in queryset.values_list("pk", "tenant_id"):
+            by_tenant.setdefault(tenant_id, []).append(job_id)
+        for tenant_id, job_ids in by_tenant.items():
+            try:
+                report = run(tenant_id=tenant_id, job_filter=bulk.JobFilter(job_ids=tuple(job_ids)), actor=actor)
+            except bulk.TooManyMatches as exc:
+                messages.error(request, str(exc))
+                continue
+            left = {k: v for k, v in report.outcomes.items() if k != bulk.CHANGED}
+            messages.info(
+                request,
+                f"{report.outcomes.get(bulk.CHANGED, 0)} of {len(job_ids)} selected jobs {verb}"
+                + (f"; left alone: {left}" if left else "")
+                + f" (operator action {report.action_id}).",
+            )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         queryset = super().get_queryset(request)
@@ -350,6 +392,43 @@ def _csv_safe(text: str) -> str:
 
 
 # --- the audit log of review decisions ----------------------------------------------------------------
+
+
+class OperatorActionTargetInline(admin.TabularInline):
+    model = OperatorActionTarget
+    fields = ["object_id", "from_state", "outcome", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(OperatorAction)
+class OperatorActionAdmin(TenantScopedAdmin):
+    """The audit of operators' bulk actions, read-only: who did what to which jobs and deliveries."""
+
+    view_role = Role.OPERATOR
+    list_display = ["created_at", "kind", "actor", "channel", "dry_run", "status", "matched", "changed"]
+    list_filter = ["kind", "channel", "dry_run", "status"]
+    ordering = ["-created_at"]
+    readonly_fields = [
+        "id",
+        "tenant",
+        "kind",
+        "actor",
+        "channel",
+        "filter",
+        "dry_run",
+        "status",
+        "matched",
+        "changed",
+        "created_at",
+        "finished_at",
+    ]
+    fields = readonly_fields
+    inlines = [OperatorActionTargetInline]
 
 
 @admin.register(ReviewDecision)

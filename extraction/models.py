@@ -108,6 +108,9 @@ class ExtractionJob(models.Model):
     byte_size = models.PositiveBigIntegerField()
     error_class = models.CharField(max_length=64, blank=True, default="")
     error_detail = models.TextField(blank=True, default="")
+    # The W3C trace context (traceparent, tracestate) of the request that accepted the job:
+    # every later step, in any process, joins the job's trace through it. {} when untraced.
+    trace_context = models.JSONField(default=dict, db_default={}, blank=True)
 
     created_at = models.DateTimeField(db_default=Now())
     updated_at = models.DateTimeField(db_default=Now())
@@ -149,6 +152,11 @@ class ExtractionJob(models.Model):
             ),
             # The tenant's job list, newest first.
             models.Index(fields=["tenant", "-created_at"], name="job_tenant_created_idx"),
+            # The review queue (/metrics' size and oldest wait, the self-audit's overdue items):
+            # the few REVIEW_REQUIRED rows, by when they arrived there.
+            models.Index(
+                fields=["updated_at"], name="job_review_queue_idx", condition=Q(state=JobState.REVIEW_REQUIRED)
+            ),
         ]
 
 
@@ -195,6 +203,9 @@ class OutboxEvent(models.Model):
     claimed_until = models.DateTimeField(null=True, blank=True)
     publish_attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True, default="")
+    # The trace context of the step that wrote the event, written in its transaction; the relay
+    # publishes in a child span of it ({}: the job's own trace context instead).
+    trace_context = models.JSONField(default=dict, db_default={}, blank=True)
 
     class Meta:
         db_table = "outbox_events"
@@ -411,3 +422,93 @@ class ProviderPool(models.Model):
 
     class Meta:
         db_table = "provider_pools"
+
+
+class OperatorActionKind(models.TextChoices):
+    RERUN_EXTRACTION = "rerun_extraction"
+    CANCEL_JOBS = "cancel_jobs"
+    REDELIVER_WEBHOOKS = "redeliver_webhooks"
+
+
+class OperatorActionStatus(models.TextChoices):
+    RUNNING = "running"
+    COMPLETED = "completed"
+
+
+class OperatorAction(models.Model):
+    """The audit of one bulk operation an operator ran (re-run, cancel, redeliver by filter):
+    who, through which door, the filter as given, and what it did to each object it matched
+    (:class:`OperatorActionTarget`). Written before the first object is touched, so an action
+    interrupted half-way still says what it had set out to do."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # NULL: a platform operator's action across tenants (a management command without --tenant).
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT, related_name="operator_actions")
+    kind = models.CharField(max_length=32, choices=OperatorActionKind.choices)
+    actor = models.CharField(max_length=200, help_text="user:<username>, token:<prefix> or cli:<os user>")
+    channel = models.CharField(max_length=16, help_text="api, admin or cli")
+    filter = models.JSONField(help_text="The filter as the operator gave it.")
+    dry_run = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=OperatorActionStatus.choices, default=OperatorActionStatus.RUNNING)
+    matched = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(db_default=Now())
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "operator_actions"
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=OperatorActionKind.values), name="operator_action_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=OperatorActionStatus.values), name="operator_action_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(changed__lte=models.F("matched")), name="operator_action_changed_le_matched"
+            ),
+            models.CheckConstraint(
+                condition=Q(status=OperatorActionStatus.RUNNING, finished_at__isnull=True)
+                | Q(status=OperatorActionStatus.COMPLETED, finished_at__isnull=False),
+                name="operator_action_finished_when_completed",
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="operator_action_tenant_idx")]
+
+
+class OperatorActionTarget(models.Model):
+    """What one bulk action did to one job or delivery it matched: ``changed``, or the reason
+    it was left alone (another actor moved it first, the tenant's admission budget is full)."""
+
+    id = models.BigAutoField(primary_key=True)
+    action = models.ForeignKey(OperatorAction, on_delete=models.CASCADE, related_name="targets")
+    object_id = models.UUIDField(help_text="The job's id (re-run, cancel) or the delivery's id (redeliver).")
+    outcome = models.CharField(max_length=32)
+    from_state = models.CharField(max_length=16, blank=True, default="")
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "operator_action_targets"
+        constraints = [
+            models.UniqueConstraint(fields=["action", "object_id"], name="operator_action_target_once"),
+        ]
+        indexes = [models.Index(fields=["object_id"], name="operator_action_target_obj_idx")]
+
+
+class SupersededResult(models.Model):
+    """A result a re-run replaced: the job's earlier output and verdict, kept so the job's
+    history still explains what was once decided (the live result is one row per job)."""
+
+    id = models.BigAutoField(primary_key=True)
+    job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="superseded_results")
+    output = models.JSONField()
+    validation = models.JSONField(default=dict)
+    policy_version = models.CharField(max_length=32)
+    attempt_number = models.PositiveIntegerField()
+    fence = models.BigIntegerField()
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=128)
+    created_at = models.DateTimeField()
+    superseded_at = models.DateTimeField(db_default=Now())
+    superseded_by = models.ForeignKey(OperatorAction, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        db_table = "extraction_superseded_results"

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Principal, Role
 from accounts.permissions import request_principal
+from config.openapi import problems
 from config.parsers import BoundedJSONParser, BoundedMultiPartParser, body_too_large
 from config.problems import Problem
 from extraction.api.serializers import DocumentUploadSerializer, JobCreateSerializer, document_body, job_body
@@ -45,7 +46,15 @@ def _status_url(job_id) -> str:
 class DocumentCreateView(APIView):
     parser_classes = [BoundedMultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": DocumentUploadSerializer}, responses={201: dict})
+    @extend_schema(
+        request={"multipart/form-data": DocumentUploadSerializer},
+        responses={
+            201: dict,
+            **problems(
+                {415: {"unsupported-document-type": "The bytes are not a PDF, PNG, JPEG, TIFF, XML or UTF-8 text."}}
+            ),
+        },
+    )
     def post(self, request: Request) -> Response:
         serializer = DocumentUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -71,6 +80,9 @@ class DocumentDetailView(APIView):
 
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+# What _idempotency_key takes, for the schema: printable ASCII, and no space at either end
+# (HTTP strips it, so " k" arrives as "k" and " " as an empty, refused, key).
+IDEMPOTENCY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]([ -~]*[!-~])?$"}
 
 
 def _idempotency_key(request: Request) -> str:
@@ -96,6 +108,20 @@ class JobCursorPagination(CursorPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
+    def get_page_size(self, request: Request) -> int:
+        # DRF reads a page_size it cannot use as the default; bad input is an error here.
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
+            raise Problem(
+                f"page_size must be an integer from 1 to {self.max_page_size}.",
+                slug="validation-error",
+                title="The request is not valid",
+                extra={"errors": {"page_size": [f"Must be an integer from 1 to {self.max_page_size}."]}},
+            )
+        return int(raw)
+
     def paginate_queryset(self, queryset, request, view=None):
         try:
             return super().paginate_queryset(queryset, request, view)
@@ -110,8 +136,32 @@ class ExtractionJobListCreateView(APIView):
 
     @extend_schema(
         request=JobCreateSerializer,
-        parameters=[OpenApiParameter(IDEMPOTENCY_KEY_HEADER, str, OpenApiParameter.HEADER, required=True)],
-        responses={202: dict},
+        parameters=[
+            OpenApiParameter(IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_SCHEMA, OpenApiParameter.HEADER, required=True),
+            OpenApiParameter("Location", str, OpenApiParameter.HEADER, response=[202], description="The status URL."),
+            OpenApiParameter(
+                "Idempotent-Replayed",
+                {"type": "string", "enum": ["true"]},
+                OpenApiParameter.HEADER,
+                response=[202],
+                description="Present when the key was used before for this request: its job, not a new one.",
+            ),
+        ],
+        responses={
+            202: dict,
+            **problems(
+                {
+                    400: {
+                        "idempotency-key-missing": "The Idempotency-Key header is missing.",
+                        "idempotency-key-invalid": "The Idempotency-Key is not 1 to 255 printable ASCII characters.",
+                    },
+                    409: {"idempotency-key-conflict": "The key was used for another request; `job_id` names its job."},
+                    422: {"unknown-document": "document_id names no document of this tenant."},
+                    429: {"tenant-limit-exceeded": "A limit of the tenant is reached; `limit` names it."},
+                    503: {"accept-capacity-exhausted": "The backlog of all tenants is at its bound."},
+                }
+            ),
+        },
     )
     def post(self, request: Request) -> Response:
         principal = _principal(request)
@@ -176,8 +226,24 @@ class ExtractionJobListCreateView(APIView):
 
     @extend_schema(
         operation_id="v1_extraction_jobs_list",
-        parameters=[OpenApiParameter("state", str, enum=JobState.values)],
-        responses={200: dict},
+        parameters=[
+            OpenApiParameter("state", str, enum=JobState.values),
+            OpenApiParameter("cursor", str, description="Opaque: the next or previous link of a page holds it."),
+            OpenApiParameter(
+                "page_size",
+                {"type": "integer", "minimum": 1, "maximum": JobCursorPagination.max_page_size},
+                description=f"Jobs per page (default {JobCursorPagination.page_size}).",
+            ),
+        ],
+        responses={
+            200: dict,
+            **problems(
+                {
+                    400: {"validation-error": "`state` is not a job state, or `page_size` is out of range."},
+                    404: {"not-found": "The cursor is not one this list handed out."},
+                }
+            ),
+        },
     )
     def get(self, request: Request) -> Response:
         principal = _principal(request)

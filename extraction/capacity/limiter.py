@@ -18,7 +18,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django_redis import get_redis_connection
@@ -40,6 +40,7 @@ def _lua(name: str) -> str:
 _ACQUIRE = _lua("acquire")
 _COOLDOWN = _lua("cooldown")
 _HEADROOM = _lua("headroom_function") + _lua("headroom")
+_PERMITS = _lua("permits")
 _RELEASE = _lua("headroom_function") + _lua("release")
 _SNAPSHOT = _lua("snapshot")
 
@@ -130,7 +131,15 @@ def _load_pool_limits(name: str) -> PoolLimits:
 def _keys(pool: str) -> list[str]:
     # One hash tag per pool keeps every key of a script in one Redis Cluster slot.
     base = f"cap:{{{pool}}}"
-    return [f"{base}:req", f"{base}:tok", f"{base}:toksum", f"{base}:inflight", f"{base}:cooldown", f"{base}:ramp"]
+    return [
+        f"{base}:req",
+        f"{base}:tok",
+        f"{base}:toksum",
+        f"{base}:inflight",
+        f"{base}:cooldown",
+        f"{base}:ramp",
+        f"{base}:reclaimed",  # no expiry, unlike the windows: a counter /metrics reads
+    ]
 
 
 class _LocalShare:
@@ -182,17 +191,27 @@ def _redis() -> Any:
     return get_redis_connection("default")
 
 
-def acquire(limits: PoolLimits, *, tokens: int) -> Permit | Denial:
-    """Take a request slot, a token reservation and an in-flight permit, all or nothing."""
+def permit_holder(job_id: uuid.UUID, fence: int) -> str:
+    """The holder a worker names for the attempt it takes a permit for: the job and the fence
+    of its claim. The self-audit gives back permits whose holder is no longer RUNNING."""
+    return f"{job_id}:{fence}"
+
+
+def acquire(limits: PoolLimits, *, tokens: int, holder: str = "") -> Permit | Denial:
+    """Take a request slot, a token reservation and an in-flight permit, all or nothing.
+    ``holder`` (:func:`permit_holder`) is kept in the permit's id, so that a permit can be
+    traced to its attempt."""
     _answered.headroom = None
     if limits.budget == UNLIMITED:
         return Permit(limits.name, uuid.uuid4().hex, tokens, 1, limits=limits, counted=False)
     weight = _in_flight_weight(limits, tokens)
-    permit_id = uuid.uuid4().hex
+    # The id stays unique per acquire; "/" and ":" cannot collide with the "|weight" suffix
+    # the scripts parse.
+    permit_id = f"{holder}/{uuid.uuid4().hex}" if holder else uuid.uuid4().hex
     try:
         allowed, reason, wait_ms = _redis().eval(
             _ACQUIRE,
-            6,
+            7,
             *_keys(limits.name),
             permit_id,
             tokens,
@@ -310,6 +329,23 @@ def snapshot(limits: PoolLimits) -> PoolSnapshot | None:
     )
 
 
+class PermitCounts(NamedTuple):
+    leaked: int  # past their TTL, never released, not yet reclaimed
+    reclaimed: int  # leaked permits an acquire or the self-audit took back, since the pool's counter began
+
+
+def permit_counts(limits: PoolLimits) -> PermitCounts | None:
+    """The pool's leaked and reclaimed in-flight permits (None if Redis is unreachable)."""
+    if limits.budget == UNLIMITED:
+        return PermitCounts(0, 0)  # its permits never reach Redis
+    keys = _keys(limits.name)
+    try:
+        leaked, reclaimed = _redis().eval(_PERMITS, 2, keys[3], keys[6])
+    except Exception:  # noqa: BLE001
+        return None
+    return PermitCounts(int(leaked), int(reclaimed))
+
+
 def has_headroom(limits: PoolLimits) -> bool:
     """A cheap pre-check before claiming a job for this pool (the acquire still decides):
     not cooling down, an in-flight permit and a request slot free."""
@@ -325,6 +361,51 @@ def has_headroom(limits: PoolLimits) -> bool:
         )
     except Exception:  # noqa: BLE001
         return settings.CAPACITY_FAIL_MODE == "local"
+
+
+@dataclass(frozen=True)
+class HeldPermit:
+    """An in-flight permit as the pool's set holds it."""
+
+    member: str  # "<permit id>|<weight>", the set's member
+    holder: str  # what acquire() was told (job:fence), "" if nothing
+    expires_in_seconds: float
+
+
+def held_permits(pool: str) -> list[HeldPermit] | None:
+    """The pool's unexpired in-flight permits, by Redis's clock (None if Redis is unreachable)."""
+    in_flight = _keys(pool)[3]
+    try:
+        pipe = _redis().pipeline(transaction=True)
+        pipe.time()
+        pipe.zrange(in_flight, 0, -1, withscores=True)
+        (seconds, micros), members = pipe.execute()
+    except Exception:  # noqa: BLE001 - Redis down or unreachable
+        return None
+    now_ms = int(seconds) * 1000 + int(micros) // 1000
+    held = []
+    for raw, score in members:
+        member = raw.decode() if isinstance(raw, bytes) else str(raw)
+        if score <= now_ms:
+            continue  # expired: the next acquire drops it
+        permit_id = member.rsplit("|", 1)[0]
+        holder = permit_id.rsplit("/", 1)[0] if "/" in permit_id else ""
+        held.append(HeldPermit(member, holder, (score - now_ms) / 1000))
+    return held
+
+
+def release_held_permits(pool: str, members: list[str]) -> int:
+    """Give back in-flight permits whose attempts are over (the self-audit): the number of
+    permits the pool actually had, and now has not. Their token reservations stay counted, as
+    for a call whose usage is unknown (BP-3): the call may have been made and billed. A worker
+    that still releases one later removes nothing (ZREM of a missing member)."""
+    if not members:
+        return 0
+    keys = _keys(pool)
+    released = int(_redis().zrem(keys[3], *members))
+    if released:
+        _redis().incrby(keys[6], released)  # /metrics' reclaimed count, as when acquire takes them back
+    return released
 
 
 def reset_pool(pool: str) -> None:

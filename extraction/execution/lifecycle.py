@@ -6,6 +6,9 @@
         │                   └── recovery        └─fail / reap (budget spent)──▶ FAILED_TERMINAL
         └──────────────────── deadline ───────────────────────────────────────▶ FAILED_TERMINAL
 
+    operators (extraction.bulk): waiting or RUNNING ──cancel──▶ FAILED_TERMINAL;
+                                 FAILED_TERMINAL / REVIEW_REQUIRED ──re-run──▶ READY
+
 Every transition is one named statement in ``lifecycle.sql``: a guarded ``UPDATE … WHERE
 state = EXPECTED [AND fence = F]`` (0 rows: another actor won, nothing else is written) that
 also writes what the move records — event row, released admission share, outbox event. Time is
@@ -14,6 +17,7 @@ the database's ``now()``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -29,6 +33,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 
 from config.db import prepared_cursor
+from config.instruments import ACCEPT_TO_TERMINAL, ATTEMPTS
 from config.sql import load_statements
 from extraction.intake.acceptance import REQUESTED_EVENT
 from extraction.models import AttemptOutcome, JobState
@@ -88,11 +93,13 @@ class AttemptReport:
 
 
 class Moved(NamedTuple):
-    """A transition that won: the job's tenant, its new ``state_version`` and its fence."""
+    """A transition that won: the job's tenant, its new ``state_version`` and its fence (and,
+    from the moves that end automatic processing, the seconds since the job was accepted)."""
 
     tenant_id: uuid.UUID
     state_version: int
     fence: int
+    accepted_seconds_ago: float | None = None
 
 
 def _transition(
@@ -128,8 +135,22 @@ def _attempt_params(report: AttemptReport) -> dict[str, Any]:
     }
 
 
-def _end_attempt(cursor, job_id: uuid.UUID, fence: int, report: AttemptReport) -> None:
+def _end_attempt(cursor, job_id: uuid.UUID, fence: int, report: AttemptReport, *, counted: bool = True) -> None:
     cursor.execute(SQL["end_attempt"], {**_attempt_params(report), "job": job_id, "fence": fence})
+    if counted:
+        _count_attempt(report.outcome)
+
+
+def _count_attempt(outcome: str) -> None:
+    """Count an ended attempt by outcome (/metrics) once its ledger row is committed."""
+    transaction.on_commit(ATTEMPTS.labels(outcome=outcome).inc)
+
+
+def _observe_end(state: str, accepted_seconds_ago: float | None) -> None:
+    """Observe a job's time from acceptance to the end of its automatic processing (/metrics),
+    once the move that ended it is committed."""
+    if accepted_seconds_ago is not None:
+        transaction.on_commit(functools.partial(ACCEPT_TO_TERMINAL.labels(state=state).observe, accepted_seconds_ago))
 
 
 # --- ingress (BRK-2, BRK-3) ------------------------------------------------------------------
@@ -291,8 +312,11 @@ def complete_job(
         cursor.execute(SQL["complete_job"], params, prepare=True)
         moved = cursor.fetchone()
     if moved is None:
+        _count_attempt(AttemptOutcome.STALE_COMPLETION)
         logger.warning("stale completion discarded", extra=claim.log_extra())
         return False
+    _count_attempt(report.outcome)
+    _observe_end(to_state, moved[2])
     return True
 
 
@@ -323,7 +347,8 @@ def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_sec
 
 
 def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str) -> str:
-    _end_attempt(cursor, claim.job_id, claim.fence, report)  # first: the spend counts this attempt
+    # First: the spend counts this attempt. Counted below, once its outcome is final.
+    _end_attempt(cursor, claim.job_id, claim.fence, report, counted=False)
     moved = _transition(
         cursor,
         SQL["fail_running"],
@@ -346,6 +371,8 @@ def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: s
             AttemptReport(**{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}),
         )
         return "stale"
+    _count_attempt(report.outcome)
+    _observe_end(JobState.FAILED_TERMINAL, moved.accepted_seconds_ago)
     return "failed"
 
 
@@ -481,6 +508,7 @@ def reap_expired_leases(*, limit: int = 200) -> int:
                 )
             if moved is not None:
                 _end_attempt(cursor, job_id, fence, report)
+                _observe_end(JobState.FAILED_TERMINAL, moved.accepted_seconds_ago)  # None for a retry
                 reaped += 1
                 logger.warning(
                     "lease expired: job reaped", extra={"job_id": str(job_id), "attempt": attempt, "fence": fence}
@@ -507,6 +535,7 @@ def expire_deadlines(*, limit: int = 500) -> int:
                 event_type=DEAD_LETTERED_EVENT,
             )
             if moved is not None:
+                _observe_end(JobState.FAILED_TERMINAL, moved.accepted_seconds_ago)
                 expired += 1
     return expired
 
@@ -534,3 +563,72 @@ def count_eligible_jobs(*, cap: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(SQL["count_eligible_jobs"], {"cap": cap})
         return int(cursor.fetchone()[0])
+
+
+# --- operators (bulk actions) ----------------------------------------------------------------
+
+# What an operator may cancel: any job still waiting or running. What an operator may re-run:
+# a failed job, or one waiting for review (its result is kept as superseded). A SUCCEEDED
+# job's result has been delivered; running it again would make a second invoice of it.
+CANCELLABLE_STATES = (JobState.ACCEPTED, JobState.READY, JobState.RETRY_SCHEDULED, JobState.RUNNING)
+RERUNNABLE_STATES = (JobState.FAILED_TERMINAL, JobState.REVIEW_REQUIRED)
+
+
+class LockedJob(NamedTuple):
+    """A job row as :func:`lock_jobs_for_operator` locked it: what its guarded move expects."""
+
+    job_id: uuid.UUID
+    state: str
+    fence: int
+    attempt: int
+    model_policy: str
+
+
+def lock_jobs_for_operator(cursor, *, tenant_id: uuid.UUID, job_ids: Sequence[uuid.UUID]) -> list[LockedJob]:
+    """Lock a batch of the tenant's jobs until the caller's transaction ends (in id order)."""
+    cursor.execute(SQL["locked_jobs_for_operator"], {"tenant": tenant_id, "ids": list(job_ids)})
+    return [LockedJob(*row) for row in cursor.fetchall()]
+
+
+def cancel_locked_job(cursor, job: LockedJob, *, action_id: uuid.UUID) -> Moved | None:
+    """Cancel a job locked by :func:`lock_jobs_for_operator`; None if its state is not
+    cancellable. A RUNNING job's attempt ends in the ledger as ``lease_lost``."""
+    if job.state not in CANCELLABLE_STATES:
+        return None
+    moved = _transition(
+        cursor,
+        SQL["cancel_job"],
+        job.job_id,
+        reason="cancelled",
+        detail={"operator_action": str(action_id)},
+        from_state=job.state,
+        fence=job.fence,
+        attempt=job.attempt,
+        error_detail=f"cancelled by operator action {action_id}",
+        price=_price_micros(job.model_policy),
+        event_id=uuid.uuid4(),
+        event_type=DEAD_LETTERED_EVENT,
+    )
+    if moved is not None and job.state == JobState.RUNNING:
+        report = AttemptReport(outcome=AttemptOutcome.LEASE_LOST, error_detail="cancelled by operator")
+        _end_attempt(cursor, job.job_id, job.fence, report)
+    return moved
+
+
+def rerun_locked_job(cursor, job: LockedJob, *, action_id: uuid.UUID) -> Moved | None:
+    """Make a job locked by :func:`lock_jobs_for_operator` READY again with a fresh attempt
+    budget; None if its state is not re-runnable or the tenant's admission budget is full."""
+    if job.state not in RERUNNABLE_STATES:
+        return None
+    return _transition(
+        cursor,
+        SQL["rerun_job"],
+        job.job_id,
+        reason="operator_rerun",
+        detail={"operator_action": str(action_id)},
+        from_state=job.state,
+        fence=job.fence,
+        attempts=settings.JOB_MAX_ATTEMPTS,
+        price=_price_micros(job.model_policy),
+        action_id=action_id,
+    )

@@ -235,7 +235,7 @@ WITH moved AS (
        SET state = %(to)s, state_version = state_version + 1, updated_at = now(),
            lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''
      WHERE id = %(job)s AND state = job_state_running() AND fence = %(fence)s AND lease_until > now()
-    RETURNING tenant_id, state_version, byte_size, estimated_tokens
+    RETURNING tenant_id, state_version, byte_size, estimated_tokens, created_at
 )
 , ended AS (
     UPDATE extraction_attempts
@@ -270,7 +270,9 @@ WITH moved AS (
            %(fence)s, %(provider)s, %(model)s, now()
       FROM moved
 )
-SELECT moved.tenant_id, moved.state_version FROM moved, recorded
+-- The seconds since acceptance: the accept-to-terminal histogram of /metrics.
+SELECT moved.tenant_id, moved.state_version, extract(epoch FROM now() - moved.created_at)::float8
+  FROM moved, recorded
 
 
 -- name: end_attempt
@@ -313,7 +315,7 @@ WITH moved AS (
        SET state = job_state_failed_terminal(), state_version = state_version + 1, updated_at = now(),
            lease_owner = '', lease_until = NULL, error_class = %(error_class)s, error_detail = %(error_detail)s
      WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
-    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens, created_at
 )
 , recorded AS (
     SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(),
@@ -330,7 +332,9 @@ WITH moved AS (
                                   'error_class', %(error_class)s::text, 'attempt', %(attempt)s::int))
       FROM moved
 )
-SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+-- The seconds since acceptance: the accept-to-terminal histogram of /metrics.
+SELECT moved.tenant_id, moved.state_version, moved.fence, extract(epoch FROM now() - moved.created_at)::float8
+  FROM moved, recorded
 
 
 -- name: hand_back
@@ -447,7 +451,7 @@ WITH moved AS (
            fence = fence + 1, lease_owner = '', lease_until = NULL, error_class = %(error_class)s,
            error_detail = 'lease expired'
      WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
-    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens, created_at
 )
 , recorded AS (
     SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(),
@@ -463,7 +467,9 @@ WITH moved AS (
                                   'error_class', %(error_class)s::text, 'attempt', %(attempt)s::int))
       FROM moved
 )
-SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+-- The seconds since acceptance: the accept-to-terminal histogram of /metrics.
+SELECT moved.tenant_id, moved.state_version, moved.fence, extract(epoch FROM now() - moved.created_at)::float8
+  FROM moved, recorded
 
 
 -- name: expired_waiting_jobs
@@ -484,7 +490,7 @@ WITH moved AS (
        SET state = job_state_failed_terminal(), state_version = state_version + 1, updated_at = now(),
            error_class = 'deadline_exceeded', error_detail = 'deadline passed before completion'
      WHERE id = %(job_id)s AND state = %(from_state)s
-    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens, created_at
 )
 , recorded AS (
     SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, %(from_state)s,
@@ -500,7 +506,9 @@ WITH moved AS (
                                   'error_class', 'deadline_exceeded', 'attempt', %(attempt)s::int))
       FROM moved
 )
-SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+-- The seconds since acceptance: the accept-to-terminal histogram of /metrics.
+SELECT moved.tenant_id, moved.state_version, moved.fence, extract(epoch FROM now() - moved.created_at)::float8
+  FROM moved, recorded
 
 
 -- name: lost_ingress_jobs
@@ -537,3 +545,97 @@ SELECT count(*) FROM (
      WHERE state IN (job_state_ready(), job_state_retry_scheduled()) AND available_at <= now()
        AND deadline_at > now()
      LIMIT %(cap)s) AS eligible
+
+
+-- name: locked_jobs_for_operator
+-- A bulk action's batch, locked in id order (two actions over overlapping sets cannot
+-- deadlock) for the length of the batch's transaction: the state read here is the state each
+-- guarded move below expects. A worker's completion waits for the batch to commit, then finds
+-- the move made (and the fence taken away, for a cancelled RUNNING job).
+SELECT id, state, fence, attempt, model_policy FROM extraction_jobs
+ WHERE tenant_id = %(tenant)s AND id = ANY(%(ids)s)
+ ORDER BY id
+ FOR UPDATE
+
+
+-- name: cancel_job
+-- An operator's cancel: a waiting or RUNNING job (``from_state``, as locked) -> FAILED_TERMINAL
+-- with a dead-letter event (error_class 'cancelled'); the admission share comes back. A RUNNING
+-- job loses its lease and its fence moves on, so the worker's completion (guarded by the fence)
+-- is refused and recorded as a stale completion: nothing it returns is written. Its call's
+-- tokens are not known yet and are not charged to the spend; the ledger still records them.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_failed_terminal(), state_version = state_version + 1, updated_at = now(),
+           fence = CASE WHEN state = job_state_running() THEN fence + 1 ELSE fence END,
+           lease_owner = '', lease_until = NULL, error_class = 'cancelled', error_detail = %(error_detail)s
+     WHERE id = %(job_id)s AND state = %(from_state)s AND fence = %(fence)s
+    RETURNING tenant_id, state_version, fence, byte_size, estimated_tokens
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, %(from_state)s,
+                                       job_state_failed_terminal(), %(reason)s, %(detail)s::jsonb),
+           extraction_release_admission(
+               tenant_id, byte_size, estimated_tokens,
+               (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
+                  FROM extraction_attempts WHERE job_id = %(job_id)s),
+               %(price)s),
+           extraction_append_outbox_event(
+               %(event_id)s, %(job_id)s, tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job_id)s::text, 'event_version', 1, 'state_version', state_version,
+                                  'error_class', 'cancelled', 'attempt', %(attempt)s::int))
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: rerun_job
+-- An operator's re-run: a FAILED_TERMINAL or REVIEW_REQUIRED job (``from_state``, as locked)
+-- -> READY under the normal budget. The tenant's admission share is charged again exactly as
+-- acceptance charges it (BP-1): no row in ``charged`` when a limit would be passed, and then
+-- nothing moves. The job gets ``attempts`` more attempts and its original deadline span from
+-- now; its live result, if any, moves to extraction_superseded_results (the re-run's
+-- completion writes a new one). Data-modifying CTEs run whether or not they are read; each
+-- one after ``charged`` is guarded by the row before it.
+WITH charged AS (
+    UPDATE accounts_tenantusage AS u
+       SET pending_jobs = u.pending_jobs + 1,
+           pending_bytes = u.pending_bytes + j.byte_size,
+           reserved_tokens = u.reserved_tokens + j.estimated_tokens,
+           spent_today_micros = tenant_daily_spend(u.spend_day, u.spent_today_micros, 0, 0),
+           spend_day = current_date
+      FROM accounts_tenant AS t, extraction_jobs AS j
+     WHERE j.id = %(job_id)s AND j.state = %(from_state)s AND j.fence = %(fence)s
+       AND t.id = j.tenant_id AND u.tenant_id = t.id
+       AND u.pending_jobs + 1 <= t.max_pending_jobs
+       AND u.pending_bytes + j.byte_size <= t.max_pending_bytes
+       AND u.reserved_tokens + j.estimated_tokens <= t.max_reserved_tokens
+       AND tenant_daily_spend(u.spend_day, u.spent_today_micros, u.reserved_tokens + j.estimated_tokens, %(price)s)
+           <= t.daily_spend_limit_micros
+    RETURNING j.id
+)
+, moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_ready(), state_version = state_version + 1, updated_at = now(),
+           max_attempts = attempt + %(attempts)s, available_at = now(),
+           deadline_at = now() + (deadline_at - created_at), error_class = '', error_detail = ''
+     WHERE id = %(job_id)s AND state = %(from_state)s AND fence = %(fence)s AND EXISTS (SELECT FROM charged)
+    RETURNING tenant_id, state_version, fence
+)
+, superseded AS (
+    DELETE FROM extraction_results WHERE job_id = %(job_id)s AND EXISTS (SELECT FROM moved)
+    RETURNING job_id, output, validation, policy_version, attempt_number, fence, provider, model, created_at
+)
+, archived AS (
+    INSERT INTO extraction_superseded_results (job_id, output, validation, policy_version, attempt_number, fence,
+                                               provider, model, created_at, superseded_at, superseded_by_id)
+    SELECT job_id, output, validation, policy_version, attempt_number, fence, provider, model, created_at, now(),
+           %(action_id)s
+      FROM superseded
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, %(from_state)s,
+                                       job_state_ready(), %(reason)s, %(detail)s::jsonb)
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.db.backends.utils import CursorWrapper
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
-from config.metrics import Metric, Sample, bounded_count, exact_count_cap, planner_rows
+from config.metrics import bounded_count, exact_count_cap, planner_rows
 from config.sql import load_statements
 from extraction.models import PENDING_STATES, JobState
 
@@ -21,25 +22,28 @@ def collect(cursor: CursorWrapper) -> list[Metric]:
     )
     cursor.execute(SQL["oldest_eligible_age"])
     oldest = cursor.fetchone()[0]
+    jobs = GaugeMetricFamily(
+        "extraction_jobs",
+        "Jobs by state. Pending states are exact up to "
+        f"{exact_count_cap():,}; terminal states in a large table are the planner's estimate.",
+        labels=["state"],
+    )
+    for state, count in by_state.items():
+        jobs.add_metric([state], count)
     return [
-        Metric(
-            "extraction_jobs",
-            "Jobs by state. Pending states are exact up to "
-            f"{exact_count_cap():,}; terminal states in a large table are the planner's estimate.",
-            [Sample(count, (("state", state),)) for state, count in by_state.items()],
-        ),
-        Metric(
+        jobs,
+        GaugeMetricFamily(
             "extraction_runnable_jobs",
             "Durable runnable backlog: READY + RETRY_SCHEDULED jobs.",
-            [Sample(by_state[JobState.READY] + by_state[JobState.RETRY_SCHEDULED])],
+            value=by_state[JobState.READY] + by_state[JobState.RETRY_SCHEDULED],
         ),
-        Metric(
-            "extraction_eligible_jobs", "Runnable jobs whose available_at has come (claimable now).", [Sample(eligible)]
+        GaugeMetricFamily(
+            "extraction_eligible_jobs", "Runnable jobs whose available_at has come (claimable now).", value=eligible
         ),
-        Metric(
+        GaugeMetricFamily(
             "extraction_oldest_eligible_job_age_seconds",
             "How long the oldest claimable job has been eligible (since its available_at); 0 when none.",
-            [Sample(max(0.0, float(oldest)) if oldest is not None else 0.0)],
+            value=max(0.0, float(oldest)) if oldest is not None else 0.0,
         ),
     ]
 

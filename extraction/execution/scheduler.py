@@ -70,7 +70,8 @@ def scheduler_tick(broker: Connection) -> Sweep:
     2. Fail waiting jobs past their deadline (with a dead-letter event).
     3. Make ACCEPTED jobs READY whose ingress message never arrived.
     4. Wake workers for eligible jobs not covered by wake messages already queued.
-    5. Run ``SCHEDULER_APP_SWEEPS`` (due webhook deliveries): one process moves every row-driven queue.
+    5. Run ``SCHEDULER_APP_SWEEPS`` (due webhook deliveries, the self-audit at its own interval):
+       one process moves every row-driven queue.
     """
     reaped = lifecycle.reap_expired_leases()
     expired = lifecycle.expire_deadlines()

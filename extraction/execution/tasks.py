@@ -14,6 +14,7 @@ import uuid
 from celery import current_app, shared_task
 from celery.signals import worker_shutting_down
 
+from config import tracing
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
 from config.topology import LLM, WORK_EXCHANGE
 from extraction.execution import lifecycle, worker
@@ -28,6 +29,8 @@ def ingest_requested(self, event: dict) -> str:
     """BRK-2: inbox row + READY in one transaction, commit, then (on return) ack."""
     event_id, payload = outbox_event(logger, self.request.id, event, event_types={REQUESTED_EVENT})
     outcome = durable_step(logger, event, lambda: lifecycle.take_in_requested_event(event_id=event_id, payload=payload))
+    # Celery's run span, a child of the relay's publish (the context came in the headers).
+    tracing.annotate({"extraction.job_id": str(payload["job_id"]), "extraction.ingress.outcome": outcome})
     fault_point("ingress_after_commit")
     if outcome == "unknown_job":
         raise reject_to_dead_letters(logger, "no such job", event)

@@ -15,21 +15,24 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
+from opentelemetry.trace import Span
 
 from accounts.models import EInvoiceIntake, Tenant
+from config import tracing
+from config.instruments import PROVIDER_RATE_LIMITED
 from extraction.capacity import limiter
 from extraction.capacity.tokens import reservation
 from extraction.execution import lifecycle, retry
 from extraction.execution.faults import fault_point
 from extraction.execution.lifecycle import AttemptReport, Claim
 from extraction.intake.text import DocumentText
-from extraction.models import AttemptOutcome, Document
+from extraction.models import AttemptOutcome, Document, ExtractionJob
 from extraction.models import DocumentText as DocumentTextRow
 from extraction.providers import provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
@@ -217,27 +220,67 @@ def _report(
     detail: str = "",
 ) -> AttemptReport:
     if response is not None:
-        return AttemptReport(
-            outcome=outcome,
-            provider=provider,
-            model=response.model,
-            provider_request_id=response.provider_request_id,
-            input_tokens=response.input_tokens,
-            output_tokens=response.output_tokens,
-            latency_ms=response.latency_ms,
-            http_status=response.http_status,
-            error_detail=detail,
+        return _traced(
+            AttemptReport(
+                outcome=outcome,
+                provider=provider,
+                model=response.model,
+                provider_request_id=response.provider_request_id,
+                input_tokens=response.input_tokens,
+                output_tokens=response.output_tokens,
+                latency_ms=response.latency_ms,
+                http_status=response.http_status,
+                error_detail=detail,
+            )
         )
     if error is not None:
-        return AttemptReport(
-            outcome=outcome,
-            provider=provider,
-            provider_request_id=error.provider_request_id,
-            http_status=error.http_status,
-            retry_after_seconds=error.retry_after_seconds,
-            error_detail=detail or str(error),
+        return _traced(
+            AttemptReport(
+                outcome=outcome,
+                provider=provider,
+                provider_request_id=error.provider_request_id,
+                http_status=error.http_status,
+                retry_after_seconds=error.retry_after_seconds,
+                error_detail=detail or str(error),
+            )
         )
-    return AttemptReport(outcome=outcome, provider=provider, error_detail=detail)
+    return _traced(AttemptReport(outcome=outcome, provider=provider, error_detail=detail))
+
+
+def _traced(report: AttemptReport) -> AttemptReport:
+    """``report``, also set on the attempt's span: what the ledger row says, but never the
+    error detail (it can quote the model's answer) or anything of the document."""
+    attributes: dict[str, str | int] = {"extraction.outcome": report.outcome, "gen_ai.provider.name": report.provider}
+    if report.model:
+        attributes["gen_ai.response.model"] = report.model
+    if report.input_tokens is not None:
+        attributes["gen_ai.usage.input_tokens"] = report.input_tokens
+    if report.output_tokens is not None:
+        attributes["gen_ai.usage.output_tokens"] = report.output_tokens
+    if report.http_status is not None:
+        attributes["http.response.status_code"] = report.http_status
+    tracing.annotate(attributes)
+    return report
+
+
+def _attempt_span(claim: Claim) -> AbstractContextManager[Span]:
+    """The attempt's span in the job's trace, read from the job row (a slot claims from the
+    table: its wake-up's trace is not the job's, and is linked instead)."""
+    trace_context = None
+    if tracing.enabled():
+        with db_step():
+            job = ExtractionJob.objects.filter(pk=claim.job_id)
+            trace_context = job.values_list("trace_context", flat=True).first()
+    return tracing.step_span(
+        "extraction.attempt",
+        trace_context=trace_context,
+        attributes={
+            "extraction.job_id": str(claim.job_id),
+            "extraction.attempt": claim.attempt,
+            "extraction.fence": claim.fence,
+            "extraction.model_policy": claim.model_policy,
+        },
+    )
 
 
 def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
@@ -288,7 +331,8 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             max_output_tokens=binding.max_output_tokens,
             tokenizer_url=binding.local_server,
         )
-        granted = limiter.acquire(limits, tokens=tokens)
+        # The permit names its attempt, so the self-audit can give back one whose attempt is over.
+        granted = limiter.acquire(limits, tokens=tokens, holder=limiter.permit_holder(claim.job_id, claim.fence))
         if isinstance(granted, limiter.Denial):
             # BP-3/RTY-2: no attempt burnt, no connection or delivery held while waiting.
             wait = granted.retry_after_seconds + random.uniform(0, settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS)
@@ -320,6 +364,8 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             response = provider.extract(request)
         except ProviderError as exc:
             limiter.release(granted, actual_tokens=_billed_tokens(exc))
+            if exc.kind == ErrorKind.RATE_LIMITED:
+                PROVIDER_RATE_LIMITED.labels(pool=binding.pool).inc()
             if exc.kind == ErrorKind.RATE_LIMITED and granted.counted:  # an unlimited pool cools nobody down
                 limiter.start_cooldown(
                     binding.pool, seconds=exc.retry_after_seconds or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS
@@ -447,13 +493,15 @@ def _complete_from_einvoice(claim: Claim, rt: WorkerRuntime, document: DocumentT
         invoice,
         document,
         extra={"einvoice": answer.provenance()},
-        report=lambda outcome: AttemptReport(
-            outcome=outcome,
-            provider=EINVOICE_PROVIDER,
-            model=answer.profile[:128],
-            input_tokens=0,
-            output_tokens=0,
-            latency_ms=answer.latency_ms,
+        report=lambda outcome: _traced(
+            AttemptReport(
+                outcome=outcome,
+                provider=EINVOICE_PROVIDER,
+                model=answer.profile[:128],
+                input_tokens=0,
+                output_tokens=0,
+                latency_ms=answer.latency_ms,
+            )
         ),
     )
 
@@ -561,7 +609,9 @@ def run_slot(
         claimed_again = ran > 0
         ran += 1
         try:
-            outcome = execute_attempt(claim, rt)
+            with _attempt_span(claim) as span:
+                outcome = execute_attempt(claim, rt)
+                span.set_attribute("extraction.attempt.result", outcome)
         except Exception:  # a bug in one attempt must not kill the slot
             logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())
             continue

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from accounts.models import Tenant
+from config import tracing
 from config.sql import load_statements
 from extraction.models import Document, JobState
 
@@ -128,6 +129,7 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
                     "event": uuid.uuid4(),
                     "event_type": REQUESTED_EVENT,
                     "payload": json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1}),
+                    "trace_context": json.dumps(tracing.current_trace_context()),
                 },
             )
             inserted, charged = cursor.fetchone()
@@ -141,8 +143,11 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
     if not inserted:
         existing = _existing(tenant, idempotency_key)
         assert existing is not None  # the conflicting row is committed: we waited for it
-        return _replay(existing, request_hash)
-    return Accepted(job_id=job_id, state=JobState.ACCEPTED, replayed=False)
+        accepted = _replay(existing, request_hash)
+    else:
+        accepted = Accepted(job_id=job_id, state=JobState.ACCEPTED, replayed=False)
+    tracing.annotate({"extraction.job_id": str(accepted.job_id), "extraction.replayed": accepted.replayed})
+    return accepted
 
 
 def _existing(tenant: Tenant, idempotency_key: str) -> tuple[uuid.UUID, str, str] | None:

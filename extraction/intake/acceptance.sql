@@ -11,6 +11,8 @@
 --   recorded  the extraction.requested.v1 outbox event and the job's first event
 --             (state_version 1), only on the inserting branch, and only if charged. A SELECT
 --             in WITH runs only as far as it is read: the final EXISTS reads it.
+-- The request's trace context goes with the job and its event ({} when untraced), so the
+-- relay, the workers and the deliveries join the request's trace.
 -- Returns (inserted, charged); the caller rolls the whole transaction back when the job was
 -- inserted but not charged.
 WITH job AS (
@@ -18,10 +20,11 @@ WITH job AS (
         id, tenant_id, document_id, document_version, idempotency_key, request_hash,
         schema, model_policy, options, priority_class, state, state_version, attempt,
         max_attempts, fence, lease_owner, available_at, deadline_at, estimated_tokens,
-        byte_size, error_class, error_detail, created_at, updated_at)
+        byte_size, error_class, error_detail, trace_context, created_at, updated_at)
     VALUES (%(job)s, %(tenant)s, %(document)s, %(version)s, %(key)s, %(hash)s, %(schema)s, %(policy)s,
             %(options)s, %(priority)s, job_state_accepted(), 1, 0, %(max_attempts)s, 0, '', now(),
-            now() + make_interval(secs => %(deadline)s), %(tokens)s, %(bytes)s, '', '', now(), now())
+            now() + make_interval(secs => %(deadline)s), %(tokens)s, %(bytes)s, '', '',
+            %(trace_context)s::jsonb, now(), now())
     ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
     RETURNING id
 )
@@ -42,7 +45,8 @@ WITH job AS (
     RETURNING u.tenant_id
 )
 , recorded AS (
-    SELECT extraction_append_outbox_event(%(event)s, job.id, %(tenant)s, %(event_type)s, %(payload)s::jsonb),
+    SELECT extraction_append_outbox_event(%(event)s, job.id, %(tenant)s, %(event_type)s, %(payload)s::jsonb,
+                                          %(trace_context)s::jsonb),
            extraction_append_job_event(job.id, %(tenant)s, 1, '', job_state_accepted(), 'accepted', '{}')
       FROM job, charge
 )

@@ -11,6 +11,7 @@ on revocation, and checked for every notice sent (:meth:`Listener.may_see`).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import secrets
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import psycopg
+import redis
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.base import SessionBase
@@ -30,6 +32,7 @@ from django.db import connections
 from django.db.models import OuterRef, Subquery
 
 from accounts.models import ApiToken, Membership, hash_token
+from config import tracing
 from config.backoff import full_jitter
 from config.sql import load_statements
 from extraction.models import ExtractionJob, JobEvent
@@ -405,7 +408,8 @@ class Notifier:
 
     async def forward_new_events(self) -> int:
         """1. Read the events after the position and the still-missing ids, in id order.
-        2. Forward each new one to its tenant's and its job's group.
+        2. Forward each new one to its tenant's and its job's group (traced: in a span of
+           the job's trace, from the job row's stored context).
         3. Repeat while batches come back full; then drop gaps past the horizon."""
         conn = await self._connection()
         assert self.cursor is not None
@@ -414,13 +418,28 @@ class Notifier:
             async with conn.cursor() as cur:
                 await cur.execute(
                     SQL["new_events"],
-                    {"after": self.cursor.position, "gaps": list(self.cursor.gaps), "limit": self.batch_size},
+                    {
+                        "after": self.cursor.position,
+                        "gaps": list(self.cursor.gaps),
+                        "limit": self.batch_size,
+                        "traced": tracing.enabled(),
+                    },
                 )
                 rows = await cur.fetchall()
             now = time.monotonic()
-            fresh = [_notice(row) for row in rows if self.cursor.admit(row[0], now)]
-            for notice in fresh:
-                await self._send(notice)
+            fresh = [(_notice(row[:5]), row[5]) for row in rows if self.cursor.admit(row[0], now)]
+            for notice, trace_context in fresh:
+                with tracing.step_span(
+                    "notify.job_changed",
+                    trace_context=json.loads(trace_context) if isinstance(trace_context, str) else trace_context,
+                    attributes={
+                        "extraction.job_id": notice.job_id,
+                        "extraction.state": notice.state,
+                        "extraction.state_version": notice.state_version,
+                        "notify.event_id": notice.event_id,
+                    },
+                ):
+                    await self._send(notice)
             forwarded += len(fresh)
             if len(rows) < self.batch_size:
                 break
@@ -469,7 +488,8 @@ class Notifier:
                 if once:
                     break
                 await _wait_any(self._wake, stop, timeout=self.poll_interval * random.uniform(0.9, 1.1))
-            except (psycopg.Error, OSError, ConnectionError) as exc:
+            # redis-py's ConnectionError is not the builtin one: a Redis outage is a RedisError.
+            except (psycopg.Error, OSError, ConnectionError, redis.RedisError) as exc:
                 failures += 1
                 delay = full_jitter(failures + 1, base=0.5, cap=30.0)
                 logger.warning("notifier step failed; retrying", extra={"error": repr(exc), "delay": delay})

@@ -6,7 +6,10 @@
 -- Events past the notifier's position, plus the ids below it that it still waits for (gaps).
 -- Ids are taken at INSERT, not at COMMIT: id 41 can commit after 42 was forwarded, so the
 -- missing 41 is remembered and asked for again until it shows up or GAP_HORIZON passes.
-SELECT id, job_id, tenant_id, state_version, to_state
+-- When the notifier traces (``traced``), each event's job's trace context, by primary key, so
+-- its notice joins the job's trace; untraced, the CASE reads nothing.
+SELECT id, job_id, tenant_id, state_version, to_state,
+       CASE WHEN %(traced)s THEN (SELECT j.trace_context FROM extraction_jobs AS j WHERE j.id = job_events.job_id) END
   FROM job_events
  WHERE id > %(after)s OR id = ANY(%(gaps)s)
  ORDER BY id

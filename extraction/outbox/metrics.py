@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.db.backends.utils import CursorWrapper
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
-from config.metrics import Metric, Sample, bounded_count
+from config.metrics import bounded_count
 from config.sql import load_statements
 from extraction.outbox.relay import publish_lag_seconds
 
@@ -21,14 +22,12 @@ def collect(cursor: CursorWrapper) -> list[Metric]:
         params={},
     )
     return [
-        Metric(
+        GaugeMetricFamily(
             "extraction_outbox_publish_lag_seconds",
             "Age of the oldest unpublished outbox event; 0 when the relay is caught up.",
-            [Sample(publish_lag_seconds())],
+            value=publish_lag_seconds(),
         ),
-        Metric(
-            "extraction_outbox_unpublished_events",
-            "Outbox events not yet confirmed by the broker.",
-            [Sample(unpublished)],
+        GaugeMetricFamily(
+            "extraction_outbox_unpublished_events", "Outbox events not yet confirmed by the broker.", value=unpublished
         ),
     ]

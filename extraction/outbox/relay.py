@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,9 @@ import psycopg
 from django.conf import settings
 from django.db import connection
 from kombu import Connection, Exchange, Producer
+from opentelemetry.trace import SpanKind
 
+from config import tracing
 from config.celery import app as celery_app
 from config.db import prepared_cursor
 from config.sql import load_statements
@@ -57,6 +59,9 @@ class OutboxRow:
     event_id: uuid.UUID
     event_type: str
     payload: dict[str, Any]
+    job_id: uuid.UUID | None = None
+    # The trace the event belongs to (the job's), read only when the relay traces.
+    trace_context: Mapping[str, str] | None = None
 
 
 class Unroutable(Exception):
@@ -73,11 +78,15 @@ def claim_unpublished(*, batch_size: int, claim_seconds: float, confirmed: Seque
     with prepared_cursor() as cursor:
         cursor.execute(
             SQL["claim_unpublished"],
-            {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed)},
+            {"claim": claim_seconds, "limit": batch_size, "confirmed": list(confirmed), "traced": tracing.enabled()},
             prepare=True,
         )
         rows = sorted(cursor.fetchall(), key=lambda r: r[3])
-    return [OutboxRow(r[0], r[1], r[2] if isinstance(r[2], dict) else json.loads(r[2])) for r in rows]
+    return [OutboxRow(r[0], r[1], _json(r[2]), job_id=r[4], trace_context=_json(r[5])) for r in rows]
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def mark_published(event_ids: list[uuid.UUID]) -> None:
@@ -151,10 +160,31 @@ class OutboxRelay:
         self._producer = None
 
     def publish(self, row: OutboxRow) -> None:
-        """Publish every route of one row; raise if any was nacked, returned or timed out."""
+        """Publish every route of one row; raise if any was nacked, returned or timed out.
+
+        Traced, in one producer span per row, a child of the row's trace context (the job's),
+        whose context rides in every message's headers: Celery's instrumentation makes the
+        consumer's span its child."""
         producer = self._ensure_producer()
         message_id = str(row.event_id)
-        for route in ROUTES[row.event_type]:
+        routes = ROUTES[row.event_type]
+        with tracing.step_span(
+            "outbox.publish",
+            trace_context=row.trace_context,
+            kind=SpanKind.PRODUCER,
+            attributes={
+                "messaging.system": "rabbitmq",
+                "messaging.operation.type": "publish",
+                "messaging.message.id": message_id,
+                "messaging.destination.name": [f"{route.exchange.name}/{route.routing_key}" for route in routes],
+                "extraction.event_type": row.event_type,
+                **({"extraction.job_id": str(row.job_id)} if row.job_id else {}),
+            },
+        ):
+            self._publish_routes(producer, row, message_id, routes)
+
+    def _publish_routes(self, producer: Producer, row: OutboxRow, message_id: str, routes: tuple[Route, ...]) -> None:
+        for route in routes:
             body: Any  # the event's JSON, or a Celery message body
             if route.task is None:
                 body, headers = row.payload, {}
@@ -179,7 +209,7 @@ class OutboxRelay:
                 body,
                 exchange=route.exchange,
                 routing_key=route.routing_key,
-                headers=headers,
+                headers={**headers, **tracing.current_trace_context()},
                 message_id=message_id,
                 delivery_mode=2,
                 mandatory=True,

@@ -5,6 +5,8 @@
 -- OUT-2: mark the previous batch's confirmed rows published and claim up to ``limit``
 -- unpublished rows for ``claim`` seconds, in one statement (one autocommit transaction).
 -- Parallel relays skip each other's locked rows; a dead relay's claim lapses.
+-- When the relay traces (``traced``), each row's trace context: its own, or (an event the
+-- lifecycle wrote, with none) its job's, read by primary key. Untraced, the CASE reads nothing.
 WITH marked AS (
     UPDATE outbox_events SET published_at = now(), claimed_until = NULL, last_error = ''
      WHERE event_id = ANY(%(confirmed)s) AND published_at IS NULL
@@ -20,7 +22,10 @@ UPDATE outbox_events AS o
         ORDER BY created_at
         FOR UPDATE SKIP LOCKED
         LIMIT %(limit)s)
-RETURNING o.event_id, o.event_type, o.payload, o.created_at
+RETURNING o.event_id, o.event_type, o.payload, o.created_at, o.job_id,
+          CASE WHEN %(traced)s THEN coalesce(nullif(o.trace_context, '{}'::jsonb),
+                                             (SELECT j.trace_context FROM extraction_jobs AS j WHERE j.id = o.job_id))
+          END
 
 
 -- name: mark_published

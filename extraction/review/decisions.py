@@ -10,16 +10,18 @@ a written comment, recorded with the reasons overridden.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from accounts.models import Membership, Role, role_at_least
+from config import tracing
 from extraction.execution import lifecycle
 from extraction.intake.text import DocumentText
 from extraction.models import DocumentText as DocumentTextRow
@@ -32,6 +34,7 @@ REJECTED = "rejected"
 REFUSED = "refused"  # nothing recorded: the approval does not pass the policy
 CONFLICT = "conflict"  # nothing recorded: someone else decided, or the job changed
 
+P = ParamSpec("P")
 _PATH_PART = re.compile(r"([a-z_]+)(?:\[(\d+)\])?")
 
 
@@ -96,6 +99,33 @@ def apply_corrections(output: Mapping[str, Any], corrections: Mapping[str, str |
     return corrected
 
 
+def _traced_decision(decision: str) -> Callable[[Callable[P, ReviewResult]], Callable[P, ReviewResult]]:
+    """Run a decision (called with ``job_id=``) in a span of the job's trace, read from the job
+    row and linked to the reviewer's request: the review is a step of the job, and the delivery
+    that follows an approval continues the job's trace."""
+
+    def wrap(decide: Callable[P, ReviewResult]) -> Callable[P, ReviewResult]:
+        @functools.wraps(decide)
+        def traced(*args: P.args, **kwargs: P.kwargs) -> ReviewResult:
+            job_id = str(kwargs["job_id"])
+            trace_context = None
+            if tracing.enabled():
+                trace_context = ExtractionJob.objects.filter(pk=job_id).values_list("trace_context", flat=True).first()
+            with tracing.step_span(
+                "extraction.review_decision",
+                trace_context=trace_context,
+                attributes={"extraction.job_id": job_id, "extraction.review.decision": decision},
+            ) as span:
+                result = decide(*args, **kwargs)
+                span.set_attribute("extraction.review.status", result.status)
+                return result
+
+        return traced
+
+    return wrap
+
+
+@_traced_decision(APPROVED)
 def approve_review(
     *,
     job_id: uuid.UUID,
@@ -175,6 +205,7 @@ def approve_review(
     return ReviewResult(APPROVED, "Approved: the result goes to delivery.", [], validation)
 
 
+@_traced_decision(REJECTED)
 def reject_review(
     *, job_id: uuid.UUID, reviewer: AbstractBaseUser, seen_state_version: int, comment: str = ""
 ) -> ReviewResult:

@@ -67,6 +67,7 @@ from stdnum.exceptions import InvalidChecksum
 from stdnum.exceptions import ValidationError as StdnumValidationError
 
 from accounts.models import Tenant
+from config import tracing
 from config.db import prepared_cursor
 from config.sql import load_statements
 from extraction.intake.text import DocumentText
@@ -226,16 +227,27 @@ def validate_extraction(
     ``attested_fields`` are paths a human reviewer typed in (see :mod:`extraction.review.decisions`):
     they have no evidence in the document, so the evidence checks skip them; every other check
     applies to them in full.
+
+    Traced as a child of the attempt's (or the review decision's) span: the verdict, never a value.
     """
-    allowed_currencies, overrides, master = tenant_policy(tenant_id, invoice)
-    return check_invoice(
-        invoice=invoice,
-        document=document,
-        allowed_currencies=allowed_currencies,
-        overrides=overrides,
-        master=master,
-        attested_fields=attested_fields,
-    )
+    with tracing.step_span("extraction.validate", attributes={"extraction.tenant_id": str(tenant_id)}) as span:
+        allowed_currencies, overrides, master = tenant_policy(tenant_id, invoice)
+        outcome = check_invoice(
+            invoice=invoice,
+            document=document,
+            allowed_currencies=allowed_currencies,
+            overrides=overrides,
+            master=master,
+            attested_fields=attested_fields,
+        )
+        span.set_attributes(
+            {
+                "extraction.policy_version": outcome.policy_version,
+                "extraction.review_required": outcome.review_required,
+                "extraction.review_reasons": outcome.reasons,
+            }
+        )
+    return outcome
 
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))

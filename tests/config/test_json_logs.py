@@ -1,4 +1,5 @@
-"""JSON log lines carry an RFC 3339 UTC timestamp with milliseconds, taken from the record."""
+"""JSON log lines carry an RFC 3339 UTC timestamp with milliseconds, taken from the record, and
+the trace and span ids of the span they were logged in when it records (OPS-2)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from config.logging import JsonFormatter
 
@@ -45,3 +48,22 @@ def test_a_whole_second_keeps_its_three_digits(kolkata_local_time: None) -> None
     whole_second = datetime(2026, 12, 1, 23, 59, 59, tzinfo=UTC).timestamp()
 
     assert json.loads(JsonFormatter().format(_record(whole_second)))["ts"] == "2026-12-01T23:59:59.000Z"
+
+
+def test_a_line_logged_in_a_recording_span_carries_its_trace_and_span_ids() -> None:
+    tracer = TracerProvider().get_tracer("test")
+    with tracer.start_as_current_span("extraction.attempt") as span:
+        line = json.loads(JsonFormatter().format(_record(LOGGED_AT)))
+
+    context = span.get_span_context()
+    assert line["trace_id"] == f"{context.trace_id:032x}" and len(line["trace_id"]) == 32
+    assert line["span_id"] == f"{context.span_id:016x}" and len(line["span_id"]) == 16
+    assert line["job_id"] == "8d1e"  # beside the job's own fields
+
+
+def test_a_line_outside_a_recording_span_has_no_trace_fields() -> None:
+    outside = json.loads(JsonFormatter().format(_record(LOGGED_AT)))
+    with TracerProvider(sampler=ALWAYS_OFF).get_tracer("test").start_as_current_span("unsampled"):
+        unsampled = json.loads(JsonFormatter().format(_record(LOGGED_AT)))
+
+    assert {"trace_id", "span_id"} & (set(outside) | set(unsampled)) == set()

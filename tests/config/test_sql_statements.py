@@ -33,7 +33,13 @@ NAMED_STATEMENT_MODULES = (
     "extraction/capacity/plan.py",
     "extraction/notify/listeners.py",
     "extraction/validation/policy.py",
+    "extraction/bulk/actions.py",
+    "extraction/operations/slo.py",
+    "extraction/operations/audit.py",
+    "extraction/review/metrics.py",
     "delivery/dispatch.py",
+    "delivery/operations.py",
+    "delivery/metrics.py",
 )
 
 # Modules that still assemble a statement from fragments, and why. Only shrinks (it is empty:

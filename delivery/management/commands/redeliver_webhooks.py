@@ -7,14 +7,16 @@ events to an endpoint that never had them.
 
 from __future__ import annotations
 
+import getpass
 import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
 from accounts.models import Tenant
-from delivery import dispatch
+from delivery import dispatch, redelivery
 from delivery.models import SUBSCRIBABLE_TYPES, DeliveryState
+from extraction.bulk import actions as bulk
 
 
 def _moment(value: str | None):
@@ -64,7 +66,7 @@ class Command(BaseCommand):
                 tenant_id = tenant.pk
             if not (tenant_id or o["endpoint"] or o["job"] or since):
                 raise CommandError("give at least one of --tenant, --endpoint, --job, --since")
-            ids = dispatch.redeliver(
+            report = redelivery.redeliver_webhooks(
                 dispatch.DeliveryFilter(
                     tenant_id=tenant_id,
                     endpoint_id=o["endpoint"],
@@ -74,9 +76,12 @@ class Command(BaseCommand):
                     since=since,
                     until=until,
                 ),
+                tenant_id=tenant_id,
+                actor=bulk.Actor(name=f"cli:{getpass.getuser()}", channel="cli"),
                 dry_run=o["dry_run"],
             )
-        if not o["dry_run"]:
+            ids = bulk.action_object_ids(report.action_id, outcome=bulk.WOULD_CHANGE if o["dry_run"] else bulk.CHANGED)
+        if o["replay_missing"] and not o["dry_run"]:
             dispatch.publish_dispatch_hints(ids)
         verb = "would send" if o["dry_run"] else "sending"
         self.stdout.write(f"{verb} {len(ids)} deliveries")

@@ -12,6 +12,7 @@ from kombu import Connection
 
 from config.signals import stop_event_on_signals
 from config.sweeps import sweep_forever
+from config.tracing import configure_tracing
 from delivery.dispatch import schedule_due_deliveries
 
 logger = logging.getLogger("delivery")
@@ -25,6 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=None)
 
     def handle(self, *args, once: bool, interval: float | None, **options):
+        configure_tracing("delivery-scheduler")
         sweep_forever(_sweep, stop=stop_event_on_signals(), interval=interval, once=once, log=logger, name="delivery")
 
 

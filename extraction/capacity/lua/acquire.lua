@@ -1,5 +1,6 @@
 -- Take a request slot, a token reservation and an in-flight permit, all or nothing.
--- KEYS: 1 requests zset, 2 tokens zset, 3 token sum, 4 in-flight zset, 5 cooldown, 6 ramp-start
+-- KEYS: 1 requests zset, 2 tokens zset, 3 token sum, 4 in-flight zset, 5 cooldown, 6 ramp-start,
+--       7 permits reclaimed (a counter /metrics reads)
 -- ARGV: 1 permit id, 2 tokens, 3 rpm, 4 tpm, 5 max in flight, 6 permit ttl ms, 7 ramp ms, 8 in-flight weight
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -26,7 +27,8 @@ if #old > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
   redis.call('DECRBY', KEYS[3], freed)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+local reclaimed = redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+if reclaimed > 0 then redis.call('INCRBY', KEYS[7], reclaimed) end
 
 local in_flight = 0
 for _, m in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do

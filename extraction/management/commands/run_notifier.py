@@ -5,6 +5,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
+from config.tracing import configure_tracing
 from extraction.notify.listeners import Notifier, notify_setting
 
 
@@ -16,6 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--poll", type=float, default=None, help="fallback poll interval in seconds")
 
     def handle(self, *args, once: bool, poll: float | None, **options):
+        configure_tracing("notifier")
         asyncio.run(self._run(once=once, poll=poll))
 
     async def _run(self, *, once: bool, poll: float | None) -> None:

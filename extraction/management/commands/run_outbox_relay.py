@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from config.signals import stop_event_on_signals
+from config.tracing import configure_tracing
 from extraction.outbox.relay import OutboxRelay, run_relay
 
 
@@ -16,5 +17,6 @@ class Command(BaseCommand):
         parser.add_argument("--confirm-timeout", type=float, default=5.0)
 
     def handle(self, *args, once: bool, batch_size: int, poll: float, confirm_timeout: float, **options):
+        configure_tracing("relay")
         relay = OutboxRelay(batch_size=batch_size, confirm_timeout=confirm_timeout)
         run_relay(stop=stop_event_on_signals(), poll_seconds=poll, once=once, relay=relay)

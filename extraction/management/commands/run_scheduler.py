@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from config.signals import stop_event_on_signals
+from config.tracing import configure_tracing
 from extraction.execution.scheduler import run_scheduler
 
 
@@ -14,4 +15,5 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=None)
 
     def handle(self, *args, once: bool, interval: float | None, **options):
+        configure_tracing("scheduler")
         run_scheduler(stop=stop_event_on_signals(), interval=interval, once=once)

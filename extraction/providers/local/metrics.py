@@ -5,8 +5,8 @@ for a server we run ourselves."""
 from __future__ import annotations
 
 from django.conf import settings
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from config.metrics import Metric, Sample
 from extraction.providers.local import telemetry
 
 
@@ -18,26 +18,37 @@ def local_server_pools() -> dict[str, str]:
 
 
 def collect() -> list[Metric]:
-    up = Metric("extraction_local_model_up", "1 when the pool's local model server answered this scrape.")
-    slots = Metric("extraction_local_model_slots", "Requests the server can serve at once (its slots).")
-    busy = Metric("extraction_local_model_slots_busy", "Slots generating now.")
-    context = Metric("extraction_local_model_context_tokens_per_slot", "Context (KV-cache) tokens each slot holds.")
-    gauges = {
-        name: Metric(f"extraction_local_model_{name}", description) for name, description in telemetry.GAUGES.items()
+    pool = ["pool"]
+    up = GaugeMetricFamily(
+        "extraction_local_model_up", "1 when the pool's local model server answered this scrape.", labels=pool
+    )
+    slots = GaugeMetricFamily(
+        "extraction_local_model_slots", "Requests the server can serve at once (its slots).", labels=pool
+    )
+    busy = GaugeMetricFamily("extraction_local_model_slots_busy", "Slots generating now.", labels=pool)
+    context = GaugeMetricFamily(
+        "extraction_local_model_context_tokens_per_slot", "Context (KV-cache) tokens each slot holds.", labels=pool
+    )
+    # The server's own counters keep their names (prompt_tokens_total: the family is
+    # prompt_tokens, its sample prompt_tokens_total).
+    reported: dict[str, GaugeMetricFamily | CounterMetricFamily] = {
+        **{
+            name: GaugeMetricFamily(f"extraction_local_model_{name}", description, labels=pool)
+            for name, description in telemetry.GAUGES.items()
+        },
+        **{
+            name: CounterMetricFamily(f"extraction_local_model_{name}", description, labels=pool)
+            for name, description in telemetry.COUNTERS.items()
+        },
     }
-    counters = {
-        name: Metric(f"extraction_local_model_{name}", description, kind="counter")
-        for name, description in telemetry.COUNTERS.items()
-    }
-    for pool, base_url in local_server_pools().items():
-        label = (("pool", pool),)
+    for name, base_url in local_server_pools().items():
         report = telemetry.read(base_url)
-        up.samples.append(Sample(0 if report is None else 1, label))
+        up.add_metric([name], 0 if report is None else 1)
         if report is None:
             continue
-        slots.samples.append(Sample(report.slots, label))
-        busy.samples.append(Sample(report.slots_busy, label))
-        context.samples.append(Sample(report.context_tokens_per_slot, label))
-        for name, value in report.values.items():
-            (gauges.get(name) or counters[name]).samples.append(Sample(value, label))
-    return [up, slots, busy, context, *gauges.values(), *counters.values()]
+        slots.add_metric([name], report.slots)
+        busy.add_metric([name], report.slots_busy)
+        context.add_metric([name], report.context_tokens_per_slot)
+        for figure, value in report.values.items():
+            reported[figure].add_metric([name], value)
+    return [up, slots, busy, context, *reported.values()]

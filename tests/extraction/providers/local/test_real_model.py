@@ -179,12 +179,13 @@ def test_metrics_show_what_the_local_server_reports_beside_the_pool(client, db, 
         },
     }
     body = client.get("/metrics").content.decode()
-    assert 'extraction_local_model_up{pool="local-test"} 1' in body
-    assert 'extraction_local_model_slots{pool="local-test"} 2' in body
-    assert 'extraction_local_model_context_tokens_per_slot{pool="local-test"} 8192' in body
-    assert 'extraction_local_model_requests_deferred{pool="local-test"} 0' in body
+    # prometheus_client writes values as floats and labels in name order.
+    assert 'extraction_local_model_up{pool="local-test"} 1.0' in body
+    assert 'extraction_local_model_slots{pool="local-test"} 2.0' in body
+    assert 'extraction_local_model_context_tokens_per_slot{pool="local-test"} 8192.0' in body
+    assert 'extraction_local_model_requests_deferred{pool="local-test"} 0.0' in body
     assert "# TYPE extraction_local_model_tokens_predicted_total counter" in body
-    assert 'extraction_pool_limit{pool="local-test",dimension="in_flight"} 2' in body
+    assert 'extraction_pool_limit{dimension="in_flight",pool="local-test"} 2.0' in body
 
 
 def test_a_local_pools_estimate_counts_with_the_served_models_tokenizer(local_model):
