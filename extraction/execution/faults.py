@@ -2,7 +2,16 @@
 
 ``FAULT_INJECTION=after_provider_response,relay_after_confirm`` makes a process kill itself
 with SIGKILL when it reaches one of those points — the real signal, so nothing in the process
-gets to clean up. Empty (the default) outside the fault tests.
+gets to clean up. Empty (the default) outside the fault tests. The points:
+
+- ``after_provider_response`` (``worker.execute_attempt``): the model answered, nothing of it is
+  recorded yet;
+- ``ingress_after_commit`` (``tasks.ingest_requested``): the inbox row and READY are committed,
+  the message is not acked yet;
+- ``relay_after_confirm`` (``OutboxRelay.relay_once``): the broker confirmed the batch, the rows
+  are not marked published yet.
+
+The fault tests and ``bench/faults.py`` (which arms each under load and restarts what died) use them.
 """
 
 from __future__ import annotations

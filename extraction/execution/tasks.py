@@ -13,6 +13,7 @@ import uuid
 
 from celery import current_app, shared_task
 from celery.signals import worker_shutting_down
+from django.db import DatabaseError
 
 from config import tracing
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
@@ -107,7 +108,14 @@ def _drop_wake_producer() -> None:
 
 @shared_task(name="extraction.run_slot", acks_late=True, ignore_result=True)
 def run_slot(job_id: str | None = None) -> int:
-    return worker.run_slot(woken_for=job_id)
+    try:
+        return worker.run_slot(woken_for=job_id)
+    except DatabaseError:
+        # A wake-up is a hint: with the database away there is nothing to claim, and the
+        # scheduler wakes workers again once it is back. Failing the task would only send the
+        # hint to the dead letters and fill the log with a traceback per wake-up.
+        logger.warning("wake-up dropped: the database is unavailable", exc_info=True)
+        return 0
 
 
 @worker_shutting_down.connect

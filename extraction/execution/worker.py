@@ -219,32 +219,32 @@ def _report(
     provider: str = "",
     detail: str = "",
 ) -> AttemptReport:
+    """The attempt's ledger entry from what the provider answered (or raised), also set on
+    the attempt's span."""
     if response is not None:
-        return _traced(
-            AttemptReport(
-                outcome=outcome,
-                provider=provider,
-                model=response.model,
-                provider_request_id=response.provider_request_id,
-                input_tokens=response.input_tokens,
-                output_tokens=response.output_tokens,
-                latency_ms=response.latency_ms,
-                http_status=response.http_status,
-                error_detail=detail,
-            )
+        report = AttemptReport(
+            outcome=outcome,
+            provider=provider,
+            model=response.model,
+            provider_request_id=response.provider_request_id,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+            latency_ms=response.latency_ms,
+            http_status=response.http_status,
+            error_detail=detail,
         )
-    if error is not None:
-        return _traced(
-            AttemptReport(
-                outcome=outcome,
-                provider=provider,
-                provider_request_id=error.provider_request_id,
-                http_status=error.http_status,
-                retry_after_seconds=error.retry_after_seconds,
-                error_detail=detail or str(error),
-            )
+    elif error is not None:
+        report = AttemptReport(
+            outcome=outcome,
+            provider=provider,
+            provider_request_id=error.provider_request_id,
+            http_status=error.http_status,
+            retry_after_seconds=error.retry_after_seconds,
+            error_detail=detail or str(error),
         )
-    return _traced(AttemptReport(outcome=outcome, provider=provider, error_detail=detail))
+    else:
+        report = AttemptReport(outcome=outcome, provider=provider, error_detail=detail)
+    return _traced(report)
 
 
 def _traced(report: AttemptReport) -> AttemptReport:

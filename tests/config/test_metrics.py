@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -90,25 +91,27 @@ def _isolated_broker(broker):
     """The scrape's broker figures come from the test vhost, its queues declared and empty."""
 
 
-@pytest.fixture
-def pool(db, settings):
-    name = f"metrics-{uuid.uuid4().hex[:10]}"
-    settings.PROVIDER_POOLS = {
-        name: {
-            "provider": "builtin",
-            "model": "m",
-            "requests_per_minute": 100,
-            "tokens_per_minute": 50_000,
-            "max_in_flight": 4,
-            "reserved_tokens": 1000,
-        }
-    }
+def configured_pool(settings, prefix: str, provider: dict, *, reserved_tokens: int, limits: dict) -> Iterator[str]:
+    """A pool of its own (fresh name, fresh limiter keys) that POLICY's jobs use."""
+    name = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    settings.PROVIDER_POOLS = {name: {**provider, **limits, "reserved_tokens": reserved_tokens}}
     settings.MODEL_POLICIES = {
-        POLICY: {"provider_pool": name, "reserved_tokens": 1000, "price_per_1k_tokens_micros": 0}
+        POLICY: {"provider_pool": name, "reserved_tokens": reserved_tokens, "price_per_1k_tokens_micros": 0}
     }
     limiter.reset_pool(name)
     yield name
     limiter.reset_pool(name)
+
+
+@pytest.fixture
+def pool(db, settings):
+    yield from configured_pool(
+        settings,
+        "metrics",
+        {"provider": "builtin", "model": "m"},
+        reserved_tokens=1000,
+        limits={"requests_per_minute": 100, "tokens_per_minute": 50_000, "max_in_flight": 4},
+    )
 
 
 @pytest.fixture
@@ -567,26 +570,19 @@ def test_accept_to_terminal_is_observed_once_where_automatic_processing_ends(poo
 @pytest.fixture
 def simulated_pool(sim, settings):
     """A pool whose provider is the simulator, for the worker's own path in this process."""
-    name = f"metrics-sim-{uuid.uuid4().hex[:10]}"
-    settings.PROVIDER_POOLS = {
-        name: {
+    yield from configured_pool(
+        settings,
+        "metrics-sim",
+        {
             "provider": "openai",
             "model": "sim-model",
             "base_url": sim.base_url,
             "api_key_env": "METRICS_TEST_API_KEY",
             "token_limit_parameter": "max_tokens",
-            "requests_per_minute": 600,
-            "tokens_per_minute": 600_000,
-            "max_in_flight": 4,
-            "reserved_tokens": 6000,
-        }
-    }
-    settings.MODEL_POLICIES = {
-        POLICY: {"provider_pool": name, "reserved_tokens": 6000, "price_per_1k_tokens_micros": 0}
-    }
-    limiter.reset_pool(name)
-    yield name
-    limiter.reset_pool(name)
+        },
+        reserved_tokens=6000,
+        limits={"requests_per_minute": 600, "tokens_per_minute": 600_000, "max_in_flight": 4},
+    )
 
 
 @pytest.mark.django_db(transaction=True)

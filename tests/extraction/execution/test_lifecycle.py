@@ -420,3 +420,27 @@ def test_the_prepared_hot_statements_settle_on_their_generic_plan(tenant):
     for marker in ("candidates AS", "ended AS", "INSERT INTO execution_inbox"):
         [(generic, custom)] = [counts for statement, counts in plans.items() if marker in statement]
         assert generic >= 1, (marker, generic, custom)
+
+
+def test_a_wake_up_while_the_database_is_unreachable_is_dropped_not_dead_lettered(tenant):
+    """A real connection failure (the connection's port pointed at a closed one): the run_slot
+    task answers 0 instead of failing, and the job waits for the next wake-up."""
+    import socket
+
+    from django.db import connection
+
+    from extraction.execution.tasks import run_slot
+
+    job = _ready_job(tenant)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    port = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = str(closed_port)
+    try:
+        assert run_slot.run() == 0
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = port
+    assert ExtractionJob.objects.get(pk=job).state == "READY"
