@@ -406,6 +406,25 @@ class JobTrace:
         (span,) = [s for s in self.all_spans if s.span_id == span_id]
         return span
 
+    def tree(self) -> str:
+        """The trace as an indented tree of span name [service], statement spans left out:
+        what a reader of the test's output (pytest -rP) sees of one job."""
+        shown = [s for s in self.spans if not any(key.startswith("db.") for key in s.attributes)]
+        children: dict[str, list[ReceivedSpan]] = {}
+        for span in shown:
+            children.setdefault(span.parent_span_id, []).append(span)
+        lines: list[str] = []
+
+        def walk(span: ReceivedSpan, depth: int) -> None:
+            keys = ("extraction.attempt", "extraction.outcome", "extraction.event_type")
+            detail = " ".join(f"{k.rsplit('.', 1)[-1]}={span.attributes[k]}" for k in keys if k in span.attributes)
+            lines.append(f"{'  ' * depth}{span.name} [{span.service}]{' ' + detail if detail else ''}")
+            for child in children.get(span.span_id, []):
+                walk(child, depth + 1)
+
+        walk(self.root, 0)
+        return "\n".join(lines)
+
 
 def _complete(receiver: OtlpReceiver, job_id: str) -> bool:
     """Every process's last span of the job has arrived: the ERP's request, the delivered
@@ -470,6 +489,7 @@ def test_each_job_is_one_trace_across_every_process_with_each_attempt_its_own_sp
         assert ExtractionJob.objects.get(pk=job_id).state == "SUCCEEDED"
         assert ErpLedgerEntry.objects.filter(job_id=job_id).count() == 1
         job = JobTrace(spans, job_id)
+        print(f"trace of job {job_id}:\n{job.tree()}")
 
         # Every span that names the job, in whichever process, is in the one trace of its request.
         assert {s.trace_id for s in spans if s.attributes.get("extraction.job_id") == job_id} == {job.root.trace_id}
