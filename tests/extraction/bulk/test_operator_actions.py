@@ -19,6 +19,7 @@ from extraction.models import (
     OutboxEvent,
     SupersededResult,
 )
+from tests.extraction.operations.history import claim as claim_job
 from tests.factories import SAMPLE_OUTPUT, make_job, make_tenant_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,30 +29,13 @@ CLI = actions.Actor(name="cli:test", channel="cli")
 
 def _failed_job(tenant) -> ExtractionJob:
     """A job the worker failed terminally (a permanent provider error)."""
-    job = make_job(tenant, state=JobState.RUNNING)
-    claim = _claim_of(job)
+    job = make_job(tenant, state=JobState.READY)
+    claim = claim_job(job.pk)
     report = lifecycle.AttemptReport(outcome="permanent_error", error_detail="provider said 400")
     assert lifecycle.retry_or_fail(
         claim, report=report, retry=False, delay_seconds=0, error_class="permanent_error"
     ) == ("failed")
     return ExtractionJob.objects.get(pk=job.pk)
-
-
-def _claim_of(job: ExtractionJob) -> lifecycle.Claim:
-    job.refresh_from_db()
-    return lifecycle.Claim(
-        job_id=job.pk,
-        tenant_id=job.tenant_id,
-        document_id=job.document_id,
-        schema=job.schema,
-        model_policy=job.model_policy,
-        options=job.options,
-        attempt=job.attempt,
-        max_attempts=job.max_attempts,
-        fence=job.fence,
-        deadline_at=job.deadline_at,
-        worker_id=job.lease_owner,
-    )
 
 
 def _review_job(tenant, *, policy_version: str, reasons: list[str]) -> ExtractionJob:
@@ -69,8 +53,9 @@ def _pending_jobs(tenant) -> int:
 
 def test_cancel_moves_waiting_and_running_jobs_and_leaves_finished_ones(tenant):
     # Claimed jobs first: make_job claims the next runnable job, which must be its own.
-    running = make_job(tenant.tenant, state=JobState.RUNNING)
-    claim = _claim_of(running)
+    running = make_job(tenant.tenant, state=JobState.READY)
+    claim = claim_job(running.pk)
+    running.refresh_from_db()
     succeeded = make_job(tenant.tenant, state=JobState.SUCCEEDED)
     accepted = make_job(tenant.tenant, state=JobState.ACCEPTED)
     ready = make_job(tenant.tenant, state=JobState.READY)
@@ -112,8 +97,9 @@ def test_cancel_moves_waiting_and_running_jobs_and_leaves_finished_ones(tenant):
 
 
 def test_the_worker_of_a_cancelled_running_job_cannot_write_its_result(tenant):
-    running = make_job(tenant.tenant, state=JobState.RUNNING)
-    claim = _claim_of(running)
+    running = make_job(tenant.tenant, state=JobState.READY)
+    claim = claim_job(running.pk)
+    running.refresh_from_db()
     actions.cancel_jobs(tenant_id=tenant.tenant.pk, job_filter=actions.JobFilter(job_ids=(running.pk,)), actor=CLI)
 
     written = lifecycle.complete_job(
