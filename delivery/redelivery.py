@@ -30,16 +30,22 @@ def redeliver_webhooks(
 ) -> actions.ActionReport:
     """Put the deliveries ``f`` matches back to PENDING (dispatch.redeliver), recorded as an
     operator action, and hint the delivery workers after the COMMIT."""
+    redelivered: list[uuid.UUID] = []
+
+    def run() -> list[uuid.UUID]:
+        redelivered.extend(dispatch.redeliver(f, dry_run=dry_run))
+        return redelivered
+
     report = actions.record_action(
         tenant_id=tenant_id,
         kind=OperatorActionKind.REDELIVER_WEBHOOKS,
         actor=actor,
         action_filter=_filter_json(f),
         dry_run=dry_run,
-        run=lambda: dispatch.redeliver(f, dry_run=dry_run),
+        run=run,
     )
     if not dry_run:
-        dispatch.publish_dispatch_hints(actions.action_object_ids(report.action_id))
+        dispatch.publish_dispatch_hints(redelivered)
     return report
 
 
