@@ -28,14 +28,11 @@ def reject_to_dead_letters(logger: logging.Logger, reason: str, message: object)
     return Reject(reason, requeue=False)
 
 
-def outbox_event(
-    logger: logging.Logger, task_id: str, event: Any, *, event_types: Collection[str]
-) -> tuple[uuid.UUID, dict[str, Any]]:
-    """The (event id, payload) of a well-formed outbox event message, or a Reject: an unknown
-    type or version, a malformed id, or a task id other than the event id (the id is the
-    message id at every hop)."""
+def parse_outbox_event(event: Any, *, event_types: Collection[str]) -> tuple[uuid.UUID, dict[str, Any]]:
+    """The (event id, payload) of a well-formed outbox event envelope, or ValueError naming what
+    is wrong: an unknown type or version, a malformed event id or job id."""
     if not isinstance(event, dict) or event.get("event_type") not in event_types:
-        raise reject_to_dead_letters(logger, "unexpected event type", event)
+        raise ValueError("unexpected event type")
     payload = event.get("payload")
     try:
         event_id = uuid.UUID(str(event.get("event_id")))
@@ -43,7 +40,20 @@ def outbox_event(
             raise ValueError("unknown event version")
         uuid.UUID(str(payload.get("job_id")))
     except (ValueError, TypeError) as exc:
-        raise reject_to_dead_letters(logger, f"malformed event: {exc}", event) from exc
+        raise ValueError(f"malformed event: {exc}") from exc
+    return event_id, payload
+
+
+def outbox_event(
+    logger: logging.Logger, task_id: str, event: Any, *, event_types: Collection[str]
+) -> tuple[uuid.UUID, dict[str, Any]]:
+    """The (event id, payload) of a well-formed outbox event message, or a Reject: a malformed
+    envelope (parse_outbox_event), or a task id other than the event id (the id is the message
+    id at every hop)."""
+    try:
+        event_id, payload = parse_outbox_event(event, event_types=event_types)
+    except ValueError as exc:
+        raise reject_to_dead_letters(logger, str(exc), event) from exc
     if str(event_id) != str(task_id):
         raise reject_to_dead_letters(logger, "task id differs from event id", event)
     return event_id, payload

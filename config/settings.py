@@ -180,6 +180,60 @@ CACHES = {
 
 BROKER_URL = env("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//")
 
+# --- The event transport (BRK-6; README "Kafka or RabbitMQ") ----------------------------------
+# What carries the outbox's events: "rabbitmq" (the default) or "kafka" (config/kafka.py). With
+# Kafka, Celery's wake-ups and delivery hints still ride RabbitMQ: they are hints PostgreSQL
+# re-sends, while the events (requested, outcomes, dead letters) become a replayable log.
+EVENT_TRANSPORT = env("EVENT_TRANSPORT", "rabbitmq")
+if EVENT_TRANSPORT not in ("rabbitmq", "kafka"):
+    raise ImproperlyConfigured(f"EVENT_TRANSPORT={EVENT_TRANSPORT!r}: use rabbitmq or kafka")
+KAFKA_BOOTSTRAP_SERVERS = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+# Topic names of the three event families; one job's events share a key (its id), so a
+# partition keeps their order.
+KAFKA_TOPIC_REQUESTED = env("KAFKA_TOPIC_REQUESTED", "extraction.requested")
+KAFKA_TOPIC_OUTCOMES = env("KAFKA_TOPIC_OUTCOMES", "extraction.outcomes")
+KAFKA_TOPIC_DEAD_LETTERS = env("KAFKA_TOPIC_DEAD_LETTERS", "extraction.dead_letters")
+KAFKA_PARTITIONS = env_int("KAFKA_PARTITIONS", 6)
+KAFKA_REPLICATION_FACTOR = env_int("KAFKA_REPLICATION_FACTOR", 1)
+# Create missing topics at start-up (where the account may; off when they are provisioned).
+KAFKA_CREATE_TOPICS = env_bool("KAFKA_CREATE_TOPICS", True)
+KAFKA_INGRESS_GROUP = env("KAFKA_INGRESS_GROUP", "extraction-ingress")
+KAFKA_DELIVERY_GROUP = env("KAFKA_DELIVERY_GROUP", "delivery-fan-out")
+# Records a consumer takes in at once (its dispatcher threads); past this many unfinished
+# records it pauses its partitions and keeps polling.
+KAFKA_CONSUMER_THREADS = env_int("KAFKA_CONSUMER_THREADS", 8)
+KAFKA_CONSUMER_MAX_IN_FLIGHT = env_int("KAFKA_CONSUMER_MAX_IN_FLIGHT", 64)
+KAFKA_SESSION_TIMEOUT_MS = env_int("KAFKA_SESSION_TIMEOUT_MS", 45000)
+KAFKA_MAX_POLL_INTERVAL_MS = env_int("KAFKA_MAX_POLL_INTERVAL_MS", 300000)
+# The Kafka consumers a process can run (manage.py run_kafka_consumer NAME): the group, the
+# topics and the durable step of each record (a dotted path; apps register here).
+KAFKA_CONSUMERS = {
+    "ingress": {
+        "group": KAFKA_INGRESS_GROUP,
+        "topics": [KAFKA_TOPIC_REQUESTED],
+        "handler": "extraction.eventlog.ingress.take_in_record",
+    },
+    "delivery": {
+        "group": KAFKA_DELIVERY_GROUP,
+        "topics": [KAFKA_TOPIC_OUTCOMES],
+        "handler": "delivery.kafka_fan_out.fan_out_record",
+    },
+}
+# librdkafka's security settings, passed through as they are named there.
+KAFKA_CLIENT_CONFIG = {
+    key: value
+    for key, value in {
+        "security.protocol": env("KAFKA_SECURITY_PROTOCOL"),
+        "sasl.mechanism": env("KAFKA_SASL_MECHANISM"),
+        "sasl.username": env("KAFKA_SASL_USERNAME"),
+        "sasl.password": env("KAFKA_SASL_PASSWORD"),
+        "ssl.ca.location": env("KAFKA_SSL_CA_LOCATION"),
+        "ssl.certificate.location": env("KAFKA_SSL_CERTIFICATE_LOCATION"),
+        "ssl.key.location": env("KAFKA_SSL_KEY_LOCATION"),
+    }.items()
+    if value
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]

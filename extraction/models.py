@@ -223,6 +223,11 @@ class ExecutionInbox(models.Model):
     job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="inbox")
     payload_digest = models.CharField(max_length=64)
     received_at = models.DateTimeField(db_default=Now())
+    # Where a Kafka record came from (BRK-6): the first record of the event taken in. Empty for
+    # a RabbitMQ message, which has no coordinates.
+    source_topic = models.CharField(max_length=249, null=True, blank=True)
+    source_partition = models.IntegerField(null=True, blank=True)
+    source_offset = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         db_table = "execution_inbox"
@@ -232,16 +237,53 @@ class QuarantinedMessage(models.Model):
     """A redelivered ``event_id`` whose payload differs from the one taken in (BRK-3)."""
 
     id = models.BigAutoField(primary_key=True)
-    event_id = models.UUIDField()
+    # None: a Kafka record without a readable event id (a poison record).
+    event_id = models.UUIDField(null=True)
     job_id = models.UUIDField(null=True)
     stored_digest = models.CharField(max_length=64)
     received_digest = models.CharField(max_length=64)
     payload = models.JSONField()
     reason = models.CharField(max_length=64)
     received_at = models.DateTimeField(db_default=Now())
+    # A Kafka record's coordinates: its consumer commits past it only once this row is committed.
+    topic = models.CharField(max_length=249, null=True, blank=True)
+    partition = models.IntegerField(null=True, blank=True)
+    offset = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         db_table = "quarantined_messages"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["topic", "partition", "offset"],
+                condition=Q(topic__isnull=False),
+                name="quarantined_record_coordinates_uniq",
+            )
+        ]
+
+
+class EventLogRecord(models.Model):
+    """A record of the event log as one consumer group read it (``manage.py replay_events
+    --into-audit``): the log is consumed independently of the ingress (BRK-6)."""
+
+    id = models.BigAutoField(primary_key=True)
+    consumer_group = models.CharField(max_length=249)
+    topic = models.CharField(max_length=249)
+    partition = models.IntegerField()
+    offset = models.BigIntegerField()
+    event_id = models.UUIDField(null=True)
+    event_type = models.CharField(max_length=100)
+    job_id = models.UUIDField(null=True)
+    state_version = models.IntegerField(null=True)
+    record_timestamp = models.DateTimeField(null=True)
+    read_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "event_log_records"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["consumer_group", "topic", "partition", "offset"], name="event_log_record_coordinates_uniq"
+            )
+        ]
 
 
 class AttemptOutcome(models.TextChoices):

@@ -160,19 +160,25 @@ def payload_digest(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> str:
+def take_in_requested_event(
+    *, event_id: uuid.UUID, payload: dict[str, Any], source: tuple[str, int, int] | None = None
+) -> str:
     """Record an ``extraction.requested.v1`` message in the inbox and make its job runnable.
 
     1. ``INSERT INTO execution_inbox … ON CONFLICT (event_id) DO NOTHING``.
     2. Already there: same digest → "duplicate"; other digest → quarantine row → "quarantined".
     3. New: ACCEPTED → READY in the same statement; a job past ACCEPTED is left: "already_taken_in".
-    The caller acks the message only after this returns (the commit happened).
+    The caller acks the message (or commits the record's offset) only after this returns (the
+    commit happened). ``source``: a Kafka record's (topic, partition, offset), kept in the inbox.
+    A record and a RabbitMQ message of one event are one inbox row: the event id decides.
     """
     digest = payload_digest(payload)
     job_id = uuid.UUID(str(payload["job_id"]))
     with prepared_cursor() as cursor:
         cursor.execute(
-            SQL["take_in_requested_event"], {"event": event_id, "digest": digest, "job": job_id}, prepare=True
+            SQL["take_in_requested_event"],
+            {"event": event_id, "digest": digest, "job": job_id, **_source_params(source)},
+            prepare=True,
         )
         taken_in = cursor.fetchone()
         if taken_in is not None:
@@ -198,6 +204,11 @@ def take_in_requested_event(*, event_id: uuid.UUID, payload: dict[str, Any]) -> 
             "inbox digest mismatch: message quarantined", extra={"event_id": str(event_id), "job_id": str(job_id)}
         )
         return "quarantined"
+
+
+def _source_params(source: tuple[str, int, int] | None) -> dict[str, Any]:
+    topic, partition, offset = source if source is not None else (None, None, None)
+    return {"topic": topic, "partition": partition, "offset": offset}
 
 
 # --- execution (EXE-1..3) --------------------------------------------------------------------

@@ -11,10 +11,13 @@
 -- name: take_in_requested_event
 -- Ingress (BRK-2, BRK-3), the usual case in one statement: the inbox row, ACCEPTED -> READY
 -- and its event (both pending states: no budget changes hands). No row: the event id was
--- in the inbox already, or there is no such job. false: the job was past ACCEPTED.
+-- in the inbox already, or there is no such job. false: the job was past ACCEPTED. A Kafka
+-- record brings its coordinates (topic, partition, offset); a RabbitMQ message has none.
 WITH inbox AS (
-    INSERT INTO execution_inbox (event_id, job_id, payload_digest, received_at)
-    SELECT %(event)s, id, %(digest)s, now() FROM extraction_jobs WHERE id = %(job)s
+    INSERT INTO execution_inbox (event_id, job_id, payload_digest, received_at,
+                                 source_topic, source_partition, source_offset)
+    SELECT %(event)s, id, %(digest)s, now(), %(topic)s::text, %(partition)s::int, %(offset)s::bigint
+      FROM extraction_jobs WHERE id = %(job)s
     ON CONFLICT (event_id) DO NOTHING
     RETURNING job_id
 )

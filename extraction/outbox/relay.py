@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from django.conf import settings
@@ -320,16 +320,31 @@ class OutboxWakeups:
             self._conn.close()
 
 
+class Relay(Protocol):
+    """What run_relay drives: this module's RabbitMQ relay or the Kafka one (kafka_relay.py)."""
+
+    batch_size: int
+
+    def relay_once(self) -> int: ...
+
+    @property
+    def has_unmarked(self) -> bool: ...
+
+    def mark_confirmed(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 # How long confirmed rows may wait for the next claim to mark them: a relay that is woken
 # again within this time marks them in that claim's statement.
 MARK_LINGER_SECONDS = 0.05
 
 
 def run_relay(
-    *, stop: threading.Event, poll_seconds: float = 1.0, once: bool = False, relay: OutboxRelay | None = None
+    *, stop: threading.Event, poll_seconds: float = 1.0, once: bool = False, relay: Relay | None = None
 ) -> None:
     """The relay loop: drain while batches come back full; otherwise wait for a NOTIFY or the poll."""
-    relay = relay or OutboxRelay()
+    relay = relay if relay is not None else OutboxRelay()
     wakeups = OutboxWakeups()
     last_lag_log = 0.0
     try:
@@ -365,7 +380,7 @@ def run_relay(
         wakeups.close()
 
 
-def _mark_or_keep(relay: OutboxRelay) -> None:
+def _mark_or_keep(relay: Relay) -> None:
     try:
         relay.mark_confirmed()
     except Exception:  # kept for the next claim; or re-sent after the claim expires

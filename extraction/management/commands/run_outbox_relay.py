@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from config.signals import stop_event_on_signals
 from config.tracing import configure_tracing
+from extraction.outbox.kafka_relay import KafkaOutboxRelay
 from extraction.outbox.relay import OutboxRelay, run_relay
 
 
 class Command(BaseCommand):
-    help = "Publish committed outbox events to RabbitMQ (confirms + mandatory), then mark them published."
+    help = (
+        "Publish committed outbox events to RabbitMQ (confirms + mandatory) or, with EVENT_TRANSPORT=kafka, "
+        "to Kafka (idempotent producer, delivery reports), then mark them published."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--once", action="store_true", help="one batch, then exit")
@@ -18,5 +23,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, once: bool, batch_size: int, poll: float, confirm_timeout: float, **options):
         configure_tracing("relay")
-        relay = OutboxRelay(batch_size=batch_size, confirm_timeout=confirm_timeout)
+        relay: OutboxRelay | KafkaOutboxRelay
+        if settings.EVENT_TRANSPORT == "kafka":
+            relay = KafkaOutboxRelay(batch_size=batch_size, delivery_timeout=confirm_timeout * 2)
+        else:
+            relay = OutboxRelay(batch_size=batch_size, confirm_timeout=confirm_timeout)
         run_relay(stop=stop_event_on_signals(), poll_seconds=poll, once=once, relay=relay)

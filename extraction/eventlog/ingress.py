@@ -1,0 +1,36 @@
+"""The Kafka ingress (BRK-2, BRK-6): an ``extraction.requested.v1`` record into the durable
+inbox, with the job made runnable, in one transaction — the take-in the RabbitMQ ingress uses,
+so a record and a message of the same event are one inbox row. Its offset is committed by the
+consumer only after this returns."""
+
+from __future__ import annotations
+
+import logging
+
+from config.messaging import parse_outbox_event
+from extraction.eventlog.consumer import EventRecord, Poison
+from extraction.execution import lifecycle
+from extraction.execution.faults import fault_point
+from extraction.execution.tasks import wake_workers
+from extraction.intake.acceptance import REQUESTED_EVENT
+
+logger = logging.getLogger("extraction.ingress")
+
+
+def take_in_record(record: EventRecord) -> str:
+    try:
+        event_id, payload = parse_outbox_event(record.envelope(), event_types={REQUESTED_EVENT})
+    except ValueError as exc:
+        raise Poison(str(exc)) from exc
+    header_id = record.headers.get("event_id")
+    if header_id is not None and header_id != str(event_id):
+        raise Poison("event_id header differs from the event's id")
+    outcome = lifecycle.take_in_requested_event(
+        event_id=event_id, payload=payload, source=(record.topic, record.partition, record.offset)
+    )
+    fault_point("ingress_after_commit")
+    if outcome == "unknown_job":
+        raise Poison("no such job")
+    if outcome == "taken_in":
+        wake_workers(1, job_id=payload["job_id"])
+    return outcome

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.module_loading import import_string
+
+from config.signals import stop_event_on_signals
+from config.tracing import configure_tracing
+from extraction.eventlog.consumer import DurablePrefixConsumer
+
+
+class Command(BaseCommand):
+    help = (
+        "Consume the event log (EVENT_TRANSPORT=kafka): each record's durable step first, then the "
+        "partition's contiguous durable prefix committed. NAME is a key of KAFKA_CONSUMERS."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", choices=sorted(settings.KAFKA_CONSUMERS))
+        parser.add_argument("--threads", type=int, default=settings.KAFKA_CONSUMER_THREADS)
+        parser.add_argument("--max-in-flight", type=int, default=settings.KAFKA_CONSUMER_MAX_IN_FLIGHT)
+
+    def handle(self, *args, name: str, threads: int, max_in_flight: int, **options):
+        if threads < 1 or max_in_flight < 1:
+            raise CommandError("--threads and --max-in-flight must be at least 1")
+        spec: dict[str, Any] = settings.KAFKA_CONSUMERS[name]
+        configure_tracing(name)
+        consumer = DurablePrefixConsumer(
+            group_id=spec["group"],
+            topics=spec["topics"],
+            handler=import_string(spec["handler"]),
+            threads=threads,
+            max_in_flight=max_in_flight,
+            name=name,
+        )
+        consumer.run(stop_event_on_signals())

@@ -1,0 +1,156 @@
+"""The outbox relay to Kafka (BRK-6): the same outbox rows, the same claim, another carrier.
+
+Each row becomes one record per topic of its family, keyed by its job id, with the event id
+in the ``event_id`` header. The producer is idempotent (``enable.idempotence``, ``acks=all``);
+a row counts as published only when every one of its records has a delivery report without
+error. A failed or timed-out record leaves its row unpublished for the next round; the re-send
+is a duplicate record with the same event id, which every consumer's inbox takes once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+from django.conf import settings
+from opentelemetry.trace import SpanKind
+
+from config import kafka, tracing
+from extraction.execution.faults import fault_point
+from extraction.outbox.relay import OutboxRow, claim_unpublished, mark_published, release_failed
+
+logger = logging.getLogger(__name__)
+
+
+def topics_for(event_type: str) -> tuple[str, ...]:
+    """The topics an event type is published to: one per family (DLQ-3: a dead letter is an
+    outcome that the dead-letter topic keeps too)."""
+    return {
+        "extraction.requested.v1": (settings.KAFKA_TOPIC_REQUESTED,),
+        "extraction.completed.v1": (settings.KAFKA_TOPIC_OUTCOMES,),
+        "extraction.review_required.v1": (settings.KAFKA_TOPIC_OUTCOMES,),
+        "extraction.dead_lettered.v1": (settings.KAFKA_TOPIC_OUTCOMES, settings.KAFKA_TOPIC_DEAD_LETTERS),
+    }.get(event_type, ())
+
+
+def record_value(row: OutboxRow) -> bytes:
+    """The record's value: the same envelope the RabbitMQ tasks receive."""
+    return json.dumps(
+        {"event_id": str(row.event_id), "event_type": row.event_type, "payload": row.payload},
+        separators=(",", ":"),
+        sort_keys=True,
+    ).encode()
+
+
+class KafkaOutboxRelay:
+    """Publishes claimed outbox rows to their topics and waits for every delivery report."""
+
+    def __init__(self, *, batch_size: int = 200, claim_seconds: float | None = None, delivery_timeout: float = 10.0):
+        self.batch_size = batch_size
+        self.claim_seconds = settings.OUTBOX_CLAIM_SECONDS if claim_seconds is None else claim_seconds
+        self.delivery_timeout = delivery_timeout
+        self._producer: Producer | None = None
+        self._confirmed: list[uuid.UUID] = []
+
+    def _ensure_producer(self) -> Producer:
+        if self._producer is None:
+            kafka.ensure_topics()
+            self._producer = Producer(kafka.producer_config(delivery_timeout_ms=int(self.delivery_timeout * 1000)))
+        return self._producer
+
+    def close(self) -> None:
+        if self._producer is not None:
+            # What is still queued is abandoned: its rows were not marked and are re-sent.
+            self._producer.purge()
+            self._producer.flush(0)
+        self._producer = None
+
+    def relay_once(self) -> int:
+        """Claim a batch, produce every record, wait for their reports; see OutboxRelay.relay_once."""
+        rows = claim_unpublished(
+            batch_size=self.batch_size, claim_seconds=self.claim_seconds, confirmed=self._confirmed
+        )
+        self._confirmed = []
+        if not rows:
+            return 0
+        producer = self._ensure_producer()
+        outstanding: dict[uuid.UUID, int] = {}
+        failures: dict[uuid.UUID, str] = {}
+        for row in rows:
+            topics = topics_for(row.event_type)
+            if not topics:
+                failures[row.event_id] = f"no topic for event type {row.event_type}"
+                continue
+            outstanding[row.event_id] = len(topics)
+            self._produce(producer, row, topics, outstanding, failures)
+        remaining = producer.flush(self.delivery_timeout)
+        published = [event_id for event_id, left in outstanding.items() if left == 0 and event_id not in failures]
+        for event_id, left in outstanding.items():
+            if left > 0 and event_id not in failures:
+                failures[event_id] = f"no delivery report within {self.delivery_timeout} s"
+        if remaining:
+            logger.warning("kafka delivery reports missing; rows left for the next round", extra={"records": remaining})
+        for event_id in failures:
+            logger.warning(
+                "publish to kafka failed; will retry",
+                extra={"event_id": str(event_id), "error": failures[event_id][:200]},
+            )
+        if published:
+            fault_point("relay_after_confirm")
+        self._confirmed = published
+        release_failed(failures, retry_in_seconds=2.0)
+        return len(published)
+
+    def _produce(
+        self,
+        producer: Producer,
+        row: OutboxRow,
+        topics: tuple[str, ...],
+        outstanding: dict[uuid.UUID, int],
+        failures: dict[uuid.UUID, str],
+    ) -> None:
+        def on_delivery(error: KafkaError | None, message: Message) -> None:
+            if error is not None:
+                failures[row.event_id] = f"{message.topic()}: {error.str()}"
+            else:
+                outstanding[row.event_id] -= 1
+
+        with tracing.step_span(
+            "outbox.publish",
+            trace_context=row.trace_context,
+            kind=SpanKind.PRODUCER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.operation.type": "publish",
+                "messaging.message.id": str(row.event_id),
+                "messaging.destination.name": list(topics),
+                "extraction.event_type": row.event_type,
+                **({"extraction.job_id": str(row.job_id)} if row.job_id else {}),
+            },
+        ):
+            headers: list[tuple[str, Any]] = [
+                ("event_id", str(row.event_id).encode()),
+                ("event_type", row.event_type.encode()),
+                *((name, value.encode()) for name, value in tracing.current_trace_context().items()),
+            ]
+            value = record_value(row)
+            key = str(row.job_id).encode() if row.job_id else None
+            for topic in topics:
+                try:
+                    producer.produce(topic, value=value, key=key, headers=headers, on_delivery=on_delivery)
+                except BufferError:
+                    # The local queue is full: serve reports, then try once more.
+                    producer.poll(1.0)
+                    producer.produce(topic, value=value, key=key, headers=headers, on_delivery=on_delivery)
+            producer.poll(0)
+
+    @property
+    def has_unmarked(self) -> bool:
+        return bool(self._confirmed)
+
+    def mark_confirmed(self) -> None:
+        mark_published(self._confirmed)
+        self._confirmed = []
