@@ -14,7 +14,7 @@ import logging
 import uuid
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from django.conf import settings
 from opentelemetry.trace import SpanKind
 
@@ -70,13 +70,20 @@ class KafkaOutboxRelay:
 
     def relay_once(self) -> int:
         """Claim a batch, produce every record, wait for their reports; see OutboxRelay.relay_once."""
+        try:
+            producer = self._ensure_producer()
+        except KafkaException as exc:
+            # The broker is away: nothing is claimed, so nothing waits for a claim to lapse.
+            # The loop polls again; no traceback per round for an outage the log already names.
+            logger.warning("kafka unavailable; publishing waits", extra={"error": str(exc)[:200]})
+            self.mark_confirmed()
+            return 0
         rows = claim_unpublished(
             batch_size=self.batch_size, claim_seconds=self.claim_seconds, confirmed=self._confirmed
         )
         self._confirmed = []
         if not rows:
             return 0
-        producer = self._ensure_producer()
         outstanding: dict[uuid.UUID, int] = {}
         failures: dict[uuid.UUID, str] = {}
         for row in rows:
@@ -98,6 +105,10 @@ class KafkaOutboxRelay:
                 "publish to kafka failed; will retry",
                 extra={"event_id": str(event_id), "error": failures[event_id][:200]},
             )
+        if failures:
+            # A fresh producer next round, after the topics are ensured again: a broker that
+            # came back empty (or a topic deleted) is set up again instead of failing for ever.
+            self.close()
         if published:
             fault_point("relay_after_confirm")
         self._confirmed = published

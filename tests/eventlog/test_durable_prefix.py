@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from extraction.eventlog.consumer import DurablePrefixConsumer, EventRecord, Poison
 from extraction.models import ExecutionInbox, ExtractionJob, JobState, OutboxEvent, QuarantinedMessage
@@ -159,3 +160,46 @@ def test_a_record_that_can_never_succeed_is_poison_not_a_retry_loop(transactiona
     finally:
         stop_consumer(stop, thread)
     assert list(QuarantinedMessage.objects.values_list("offset", "reason")) == [(0, "refused by the test")]
+
+
+def test_a_dead_letter_goes_to_the_outcomes_and_dead_letter_topics_in_the_job_s_order(
+    transactional_db, event_log, tenant
+):
+    """DLQ-3: no retry topic; a terminal decision leaves through the outbox for both topics,
+    keyed by the job, after the job's earlier events, each carrying its state_version."""
+    from extraction.outbox.kafka_relay import KafkaOutboxRelay
+
+    job_id = str(make_job(tenant.tenant, state=JobState.READY).pk)
+    response = tenant.client.post("/api/v1/extraction-jobs/cancel", {"filter": {"job_ids": [job_id]}}, format="json")
+    assert response.status_code == 201 and response.json()["outcomes"] == {"changed": 1}, response.content
+    relay = KafkaOutboxRelay()
+    try:
+        assert relay.relay_once() == 2  # the requested event, then the dead letter
+        relay.mark_confirmed()
+    finally:
+        relay.close()
+    assert not OutboxEvent.objects.filter(job_id=job_id, published_at__isnull=True).exists()
+
+    def read(topic: str) -> list[tuple[bytes | None, str, int]]:
+        reader = Consumer(
+            event_log.broker.config(**{"group.id": f"read-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False})
+        )
+        reader.assign([TopicPartition(topic, 0, 0)])
+        seen = []
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not seen:
+                message = reader.poll(0.5)
+                if message is not None and message.error() is None:
+                    record = EventRecord.from_message(message)
+                    envelope = json.loads(record.value or b"")
+                    seen.append((record.key, envelope["event_type"], envelope["payload"]["state_version"]))
+        finally:
+            reader.close()
+        return seen
+
+    dead_letter_version = ExtractionJob.objects.get(pk=job_id).state_version
+    expected = [(job_id.encode(), "extraction.dead_lettered.v1", dead_letter_version)]
+    assert read(event_log.outcomes) == expected
+    assert read(event_log.dead_letters) == expected
+    assert read(event_log.requested) == [(job_id.encode(), "extraction.requested.v1", 1)]
