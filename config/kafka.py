@@ -24,6 +24,12 @@ def client_config(**overrides: Any) -> dict[str, Any]:
     (``KAFKA_CLIENT_CONFIG``) and the caller's own."""
     return {
         "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
+        # A broker that is away is retried with a growing pause (up to 10 s) instead of a
+        # reconnect, and a log line, every 100 ms; idle connections the broker closes are
+        # reopened without a line each.
+        "reconnect.backoff.ms": 500,
+        "reconnect.backoff.max.ms": 10000,
+        "log.connection.close": False,
         **settings.KAFKA_CLIENT_CONFIG,
         **overrides,
     }
