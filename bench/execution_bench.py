@@ -3,12 +3,14 @@
 Run from the project root::
 
     .venv/bin/python bench/execution_bench.py [--quick] [--rate R] [--latency S] [--backlog N]
+        [--transport rabbitmq|kafka|both]
 
 (a) at a fixed model latency, in an open loop: throughput, accept-to-terminal percentiles,
 in-flight calls of one llm worker, its connections and RSS, and per job the transactions and
 the orchestration's CPU; (b) at zero latency, a backlog's throughput beside a plain SKIP LOCKED
-claim/complete loop measured in the same run. Method and how to read the report:
-bench/README.md.
+claim/complete loop measured in the same run. ``--transport`` carries the outbox's events on
+RabbitMQ (the default), on Kafka, or on both one after the other in the same sitting, with a
+side-by-side table. Method and how to read the report: bench/README.md.
 """
 
 from __future__ import annotations
@@ -269,6 +271,9 @@ def backlog_trial(run: Run, profile: Profile, count: int, label: str) -> dict[st
     times = lib.job_times(run.db, bench.tenant.pk)
     done = len(times.terminal_at)
     seconds = (max(times.terminal_at) if complete else time.time()) - released_at
+    # Accepted while the relay was paused: the wait in the outbox is the benchmark's, so the
+    # latency that says something is from the release.
+    released = [max(0.0, t - released_at) for t in times.terminal_at]
     return {
         "jobs": count,
         "complete": complete,
@@ -276,6 +281,7 @@ def backlog_trial(run: Run, profile: Profile, count: int, label: str) -> dict[st
         "machine_cores_busy_before_release": quiet,
         "seconds": round(seconds, 3),
         "jobs_per_s": round(done / seconds, 1),
+        "release_to_terminal_seconds": harness.summarize(released) if released else None,
         "worker_rss_mib_peak": round(max((s.worker_rss for s in run.sampler.samples), default=0) / MIB, 1),
         "worker_db_connections_peak": max((s.worker_connections for s in run.sampler.samples), default=0),
         # Not counted in the accepter's window: the count is from released_at.
@@ -424,38 +430,88 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"{name:<{width}}  {measured:>10}  {target:>8}  {'met' if ok else 'MISSED'}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="shorter windows and a smaller backlog (~2 min)")
-    parser.add_argument("--rate", type=float, help="(a): accepts per second")
-    parser.add_argument("--latency", type=float, help="(a): model latency in seconds")
-    parser.add_argument("--backlog", type=int, help="(b): jobs in the zero-latency backlog")
-    parser.add_argument(
-        "--no-probe", action="store_true", help="no per-process transaction counter (pg_stat_database only)"
-    )
-    args = parser.parse_args()
-    profile = QUICK if args.quick else FULL
-    profile = replace(
-        profile,
-        rate=args.rate or profile.rate,
-        latency_seconds=args.latency or profile.latency_seconds,
-        backlog_jobs=args.backlog or profile.backlog_jobs,
-    )
+def side_by_side(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per transport and phase: throughput, latency and CPU per job per process.
+    Phase (b)'s latency is from the relay's release (its jobs waited in the outbox before)."""
+    rows = []
+    for transport, result in results.items():
+        a, b = result["fixed_latency"], result["zero_latency"]
+        trial = b["trials"][-1]
+        for phase, jobs_per_s, latency, cost in (
+            ("a", a["completed_per_s"], a["accept_to_terminal_seconds"], a["cost"]),
+            ("b", b["pipeline_jobs_per_s_median"], trial["release_to_terminal_seconds"] or {}, trial["cost"]),
+        ):
+            rows.append(
+                {
+                    "transport": transport,
+                    "phase": phase,
+                    "jobs_per_s": jobs_per_s,
+                    "p50_s": latency.get("p50"),
+                    "p99_s": latency.get("p99"),
+                    "cpu_ms_per_job": cost["cpu_ms_per_job"],
+                    "orchestration_cpu_ms_per_job": cost["orchestration_cpu_ms_per_job"],
+                    "postgres_backend_cpu_ms_per_job": round(
+                        sum(
+                            v
+                            for k, v in cost["postgres_backend_cpu_ms_per_job_sampled"].items()
+                            if k not in ("monitor", "accepter")
+                        ),
+                        3,
+                    ),
+                    "transactions_per_job": cost["orchestration_transactions_per_job"],
+                }
+            )
+    return rows
 
-    log_dir = harness.RESULTS_DIR / "execution-logs"
+
+def print_side_by_side(rows: list[dict[str, Any]]) -> None:
+    processes = list(dict.fromkeys(name for row in rows for name in row["cpu_ms_per_job"]))
+    header = ["transport", "phase", "jobs/s", "p50 s", "p99 s", *processes, "orch.", "pg", "tx/job"]
+    lines = [header]
+    for row in rows:
+        lines.append(
+            [
+                row["transport"],
+                row["phase"],
+                f"{row['jobs_per_s']}",
+                f"{row['p50_s']:.3f}" if row["p50_s"] is not None else "-",
+                f"{row['p99_s']:.3f}" if row["p99_s"] is not None else "-",
+                *(f"{row['cpu_ms_per_job'][name]:.3f}" if name in row["cpu_ms_per_job"] else "-" for name in processes),
+                f"{row['orchestration_cpu_ms_per_job']:.3f}",
+                f"{row['postgres_backend_cpu_ms_per_job']:.3f}",
+                f"{row['transactions_per_job']}",
+            ]
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    print("\nside by side (a: fixed latency, accept-to-terminal; b: zero-latency backlog, release-to-terminal);")
+    print("CPU ms per job by process; orch. = relay+ingress+worker+scheduler; pg = their PostgreSQL backends")
+    for line in lines:
+        print(
+            "  ".join(
+                cell.rjust(width) if i > 1 else cell.ljust(width)
+                for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+            )
+        )
+
+
+def sitting(transport: str, profile: Profile, *, no_probe: bool, started: float, tag: str) -> dict[str, Any]:
+    """Both phases on one transport: its own processes (and, on Kafka, broker), logs and probe
+    files, the sandbox emptied first."""
+    suffix = "" if transport == "rabbitmq" else f"-{transport}"
+    log_dir = harness.RESULTS_DIR / f"execution-logs{suffix}"
     media_root = harness.RESULTS_DIR / "execution-media"
-    probe_dir = None if args.no_probe else harness.RESULTS_DIR / "execution-probe"
+    probe_dir = None if no_probe else harness.RESULTS_DIR / f"execution-probe{suffix}"
     for path in (log_dir, probe_dir):
         if path is not None:
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True)
     media_root.mkdir(parents=True, exist_ok=True)
 
-    started = time.monotonic()
+    sitting_started = time.monotonic()
     lib.SANDBOX.set_up(media_root, app="accepter", **lib.POOL_LIMITS)
     lib.SANDBOX.reset()
 
-    services = lib.Services(log_dir=log_dir, media_root=media_root, probe_dir=probe_dir)
+    services = lib.Services(log_dir=log_dir, media_root=media_root, probe_dir=probe_dir, transport=transport)
     monitor = psycopg.connect(lib.SANDBOX.dsn("postgres"), autocommit=True)
     db = psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
     try:
@@ -469,9 +525,12 @@ def main() -> int:
             probe_dir=probe_dir,
             accept_counter=lib.AcceptTransactions(),
         )
-        print(f"processes up after {time.monotonic() - started:.0f} s; (a) fixed latency ...", flush=True)
+        print(f"{tag}processes up after {time.monotonic() - started:.0f} s; (a) fixed latency ...", flush=True)
         a = fixed_latency(run, profile)
-        print(f"(a) done after {time.monotonic() - started:.0f} s; (b) zero latency against the floor ...", flush=True)
+        print(
+            f"{tag}(a) done after {time.monotonic() - started:.0f} s; (b) zero latency against the floor ...",
+            flush=True,
+        )
         b = zero_latency(run, profile)
         run.sampler.close()
     finally:
@@ -481,6 +540,7 @@ def main() -> int:
     monitor.close()
     result = {
         "profile": profile.name,
+        **({} if transport == "rabbitmq" else {"transport": transport}),
         "machine": {**harness.machine(), "postgresql": server_version},
         "processes": {
             "worker_concurrency": lib.WORKER_CONCURRENCY,
@@ -490,15 +550,81 @@ def main() -> int:
             "pool_limits": lib.POOL_LIMITS,
             "tenant_max_in_flight": lib.TENANT_MAX_IN_FLIGHT,
             "redis_url": lib.SANDBOX.redis_url,
+            **(
+                {
+                    "kafka": {
+                        "broker": "tansu (tests/kafka_broker.py, in-memory)",
+                        "partitions": lib.KAFKA_PARTITIONS,
+                        "session_timeout_ms": lib.KAFKA_SESSION_TIMEOUT_MS,
+                        "max_poll_interval_ms": lib.KAFKA_MAX_POLL_INTERVAL_MS,
+                    }
+                }
+                if transport == "kafka"
+                else {}
+            ),
         },
         "targets": asdict(TARGETS),
         "fixed_latency": a,
         "zero_latency": b,
-        "seconds": round(time.monotonic() - started, 1),
+        "seconds": round(time.monotonic() - sitting_started, 1),
     }
     result["verdicts"] = verdicts(a, b)
-    harness.publish_results("execution_bench", lambda: print_report(result), result)
-    print(f"{result['seconds']} s; logs in {log_dir.relative_to(PROJECT_ROOT)}/")
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter windows and a smaller backlog (~2 min)")
+    parser.add_argument("--rate", type=float, help="(a): accepts per second")
+    parser.add_argument("--latency", type=float, help="(a): model latency in seconds")
+    parser.add_argument("--backlog", type=int, help="(b): jobs in the zero-latency backlog")
+    parser.add_argument(
+        "--no-probe", action="store_true", help="no per-process transaction counter (pg_stat_database only)"
+    )
+    parser.add_argument(
+        "--transport",
+        choices=(*lib.TRANSPORTS, "both"),
+        default="rabbitmq",
+        help="what carries the outbox's events; both: one sitting per transport and a side-by-side table",
+    )
+    args = parser.parse_args()
+    profile = QUICK if args.quick else FULL
+    profile = replace(
+        profile,
+        rate=args.rate or profile.rate,
+        latency_seconds=args.latency or profile.latency_seconds,
+        backlog_jobs=args.backlog or profile.backlog_jobs,
+    )
+
+    started = time.monotonic()
+    transports = lib.TRANSPORTS if args.transport == "both" else (args.transport,)
+    results = {}
+    for transport in transports:
+        tag = f"[{transport}] " if len(transports) > 1 else ""
+        results[transport] = sitting(transport, profile, no_probe=args.no_probe, started=started, tag=tag)
+    seconds = round(time.monotonic() - started, 1)
+
+    if len(transports) == 1:
+        (transport,) = transports
+        result = results[transport]
+        result["seconds"] = seconds
+        script = "execution_bench" if transport == "rabbitmq" else f"execution_bench-{transport}"
+        harness.publish_results(script, lambda: print_report(result), result)
+        suffix = "" if transport == "rabbitmq" else f"-{transport}"
+        print(f"{seconds} s; logs in {(harness.RESULTS_DIR / f'execution-logs{suffix}').relative_to(PROJECT_ROOT)}/")
+        return 0
+
+    rows = side_by_side(results)
+
+    def report() -> None:
+        for transport, result in results.items():
+            print(f"\n=== transport {transport} ({result['seconds']} s) ===")
+            print_report(result)
+        print_side_by_side(rows)
+
+    combined = {"profile": profile.name, "transports": results, "side_by_side": rows, "seconds": seconds}
+    harness.publish_results("execution_bench-both", report, combined)
+    print(f"{seconds} s; logs in {harness.RESULTS_DIR.relative_to(PROJECT_ROOT)}/execution-logs{{,-kafka}}/")
     return 0
 
 

@@ -1,8 +1,9 @@
 """Machinery of the execution benchmark (bench/execution_bench.py); what every benchmark shares is
 in bench/harness.py.
 
-The Procfile's execution processes (relay, ingress and llm Celery workers, scheduler) in the
-benchmark's own :data:`SANDBOX`; what is read about them while they run (/proc CPU and RSS,
+The Procfile's execution processes (relay, ingress and llm Celery workers, scheduler; on Kafka,
+Procfile.kafka's ingress consumer and a Tansu broker of the run's own) in the benchmark's own
+:data:`SANDBOX`; what is read about them while they run (/proc CPU and RSS,
 PostgreSQL connections by ``application_name``, the simulator's in-flight calls, transactions
 by process); an open-loop accepter calling :func:`extraction.intake.acceptance.accept_job`; and
 the floor, a plain ``FOR UPDATE SKIP LOCKED`` claim/complete loop over a table of the jobs
@@ -16,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -26,6 +28,7 @@ from pathlib import Path
 import psycopg
 
 from bench import harness
+from tests.kafka_broker import KafkaBroker
 
 PROBE_DIR = harness.PROJECT_ROOT / "bench" / "probe"
 SANDBOX = harness.Sandbox(database="benchexec", vhost="benchexec", redis_db=11, app_prefix="benchexec-")
@@ -41,6 +44,12 @@ ORCHESTRATION = ("relay", "ingress", "worker", "scheduler")
 WORKER_CONCURRENCY = 300
 WORKER_POOL_MAX = 20
 INGRESS_CONCURRENCY = 8
+TRANSPORTS = ("rabbitmq", "kafka")
+# Tansu answers JoinGroup after about session.timeout.ms / 2 (tests/kafka_broker.py): a short
+# session keeps the ingress consumer's start-up a few seconds, not the default's 22.
+KAFKA_SESSION_TIMEOUT_MS = 6000
+KAFKA_MAX_POLL_INTERVAL_MS = 10000
+KAFKA_PARTITIONS = 6
 
 
 # --- the processes -------------------------------------------------------------------------------
@@ -48,11 +57,20 @@ INGRESS_CONCURRENCY = 8
 
 class Services(harness.Services):
     """The Procfile's execution processes and the simulator in :data:`SANDBOX`; with a
-    ``probe_dir``, every process counts its transactions there (bench/probe/sitecustomize.py)."""
+    ``probe_dir``, every process counts its transactions there (bench/probe/sitecustomize.py).
 
-    def __init__(self, *, log_dir: Path, media_root: Path, probe_dir: Path | None) -> None:
+    With ``transport="kafka"`` the events ride a Tansu broker started for the run, on topics and
+    groups named afresh (its storage is in memory, but a name reused within a broker's life would
+    replay or skip records), and the ingress is Procfile.kafka's consumer, named ``ingress`` as
+    the Celery one is so the figures line up; the llm wake-ups still ride RabbitMQ."""
+
+    def __init__(self, *, log_dir: Path, media_root: Path, probe_dir: Path | None, transport: str = "rabbitmq") -> None:
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport {transport!r}: use one of {TRANSPORTS}")
         super().__init__(SANDBOX, log_dir=log_dir, media_root=media_root, **POOL_LIMITS)
         self.probe_dir = probe_dir
+        self.transport = transport
+        self.kafka_broker: KafkaBroker | None = None
 
     def start(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
         if self.probe_dir is not None:
@@ -64,11 +82,81 @@ class Services(harness.Services):
         return super().start(name, argv, **extra_env)
 
     def start_orchestration(self) -> None:
+        if self.transport == "kafka":
+            self.start_kafka()
         self.relay()
-        self.celery("ingress", "ingress", concurrency=INGRESS_CONCURRENCY, pool_max_size=INGRESS_CONCURRENCY)
+        if self.transport == "kafka":
+            self.kafka_consumer("ingress", "ingress", threads=INGRESS_CONCURRENCY, pool_max_size=INGRESS_CONCURRENCY)
+        else:
+            self.celery("ingress", "ingress", concurrency=INGRESS_CONCURRENCY, pool_max_size=INGRESS_CONCURRENCY)
         self.celery("worker", "llm", concurrency=WORKER_CONCURRENCY, pool_max_size=WORKER_POOL_MAX)
         self.scheduler()
-        self.wait_until_ready(["ingress", "worker"])
+        if self.transport == "kafka":
+            self.wait_until_ready(["worker"])
+            self.wait_for_log_line("ingress", "partitions assigned")
+        else:
+            self.wait_until_ready(["ingress", "worker"])
+
+    def start_kafka(self) -> None:
+        """A Tansu broker, the three topics created before any process starts (a consumer
+        subscribed to a missing topic waits for a metadata refresh), and the Kafka settings in
+        every process's environment."""
+        self.kafka_broker = KafkaBroker().start()
+        run = uuid.uuid4().hex[:12]
+        topics = {
+            "KAFKA_TOPIC_REQUESTED": f"benchexec.requested.{run}",
+            "KAFKA_TOPIC_OUTCOMES": f"benchexec.outcomes.{run}",
+            "KAFKA_TOPIC_DEAD_LETTERS": f"benchexec.dead_letters.{run}",
+        }
+        for topic in topics.values():
+            self.kafka_broker.create_topic(topic, partitions=KAFKA_PARTITIONS)
+        self.env.update(
+            EVENT_TRANSPORT="kafka",
+            KAFKA_BOOTSTRAP_SERVERS=self.kafka_broker.bootstrap_servers,
+            KAFKA_INGRESS_GROUP=f"benchexec-ingress-{run}",
+            KAFKA_DELIVERY_GROUP=f"benchexec-delivery-{run}",
+            KAFKA_PARTITIONS=str(KAFKA_PARTITIONS),
+            KAFKA_SESSION_TIMEOUT_MS=str(KAFKA_SESSION_TIMEOUT_MS),
+            KAFKA_MAX_POLL_INTERVAL_MS=str(KAFKA_MAX_POLL_INTERVAL_MS),
+            **topics,
+        )
+
+    def kafka_consumer(
+        self, name: str, consumer: str, *, threads: int, pool_max_size: int, **extra_env: str
+    ) -> subprocess.Popen:
+        """``manage.py run_kafka_consumer`` as Procfile.kafka runs it, with ``threads``
+        dispatcher threads and a database pool of ``pool_max_size``."""
+        argv = [sys.executable, "manage.py", "run_kafka_consumer", consumer, "--threads", str(threads)]
+        return self.start(name, argv, POSTGRES_POOL_MAX_SIZE=str(pool_max_size), **extra_env)
+
+    def wait_for_log_line(self, name: str, text: str, timeout: float = 120) -> None:
+        """A process that prints no Celery "ready.": ready once ``text`` is in its log."""
+        deadline = time.monotonic() + timeout
+        path = self.log_dir / f"{name}.log"
+        while time.monotonic() < deadline:
+            if self.procs[name].poll() is not None:
+                raise RuntimeError(f"{name} exited: see {path}")
+            if path.exists() and text in path.read_text(errors="replace"):
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"{name}: no {text!r} after {timeout} s (logs in {self.log_dir})")
+
+    def cpu_processes(self) -> tuple[str, ...]:
+        """The processes whose CPU a window counts: the broker only where the run started it."""
+        return (*ORCHESTRATION, "simulator", *(("broker",) if self.kafka_broker is not None else ()))
+
+    def pid(self, name: str) -> int:
+        if name == "broker" and self.kafka_broker is not None:
+            return self.kafka_broker.process.pid
+        return super().pid(name)
+
+    def stop_all(self) -> None:
+        """The processes first (their clients closed, Tansu stops on SIGTERM), then the broker."""
+        try:
+            super().stop_all()
+        finally:
+            if self.kafka_broker is not None:
+                self.kafka_broker.stop()
 
 
 # --- accepting jobs ------------------------------------------------------------------------------
@@ -344,7 +432,7 @@ def read_counters(services: Services, conn: psycopg.Connection, probe_dir: Path 
     time.sleep(0.6 if probe_dir is not None else 0.0)
     return Counters(
         at=time.time(),
-        process_cpu={name: harness.cpu_seconds(services.pid(name)) for name in (*ORCHESTRATION, "simulator")},
+        process_cpu={name: harness.cpu_seconds(services.pid(name)) for name in services.cpu_processes()},
         machine_busy=harness.machine_busy_seconds(),
         own_cpu=harness.cpu_seconds(os.getpid()),
         db_transactions=database_transactions(conn),

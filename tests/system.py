@@ -12,7 +12,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -212,3 +213,39 @@ def all_terminal(job_ids: list[str]) -> bool:
     return len(states) == len(job_ids) and all(
         s in ("SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED") for s in states.values()
     )
+
+
+def serves_health(port: int) -> bool:
+    """Whether a web process of ours answers ``/healthz`` on ``port`` (loopback)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def start_web(processes: SystemProcesses, name: str, port: int, **extra_env: str) -> None:
+    """A gunicorn of the project on ``port`` (the reference ERP is served by it too), up once healthy."""
+    processes.start(
+        name,
+        [str(VENV_BIN / "gunicorn"), "config.wsgi", "--workers", "2", "--threads", "4", "--bind", f"127.0.0.1:{port}"],
+        **extra_env,
+    )
+    wait_for(lambda: serves_health(port), timeout=30, message=processes.logs)
+
+
+def connect_reference_erp(tenant, port: int, slug: str, event_types: Sequence[str] = ("extraction.completed.v1",)):
+    """Register the reference ERP at ``port`` as ``tenant``'s webhook endpoint and give the ERP
+    the endpoint's secret, as an ERP's administrator would: the registration."""
+    from delivery.endpoints import register_endpoint
+    from delivery.erp.models import ErpConnection
+
+    registration = register_endpoint(
+        tenant=tenant, url=f"http://127.0.0.1:{port}/erp/{slug}/webhooks", event_types=list(event_types)
+    )
+    ErpConnection.objects.create(
+        slug=slug,
+        tenant_label=slug,
+        secrets=[{"key_id": registration.secret.key_id, "secret": registration.secret.secret}],
+    )
+    return registration

@@ -16,11 +16,10 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from django.conf import settings
-from opentelemetry.trace import SpanKind
 
 from config import kafka, tracing
 from extraction.execution.faults import fault_point
-from extraction.outbox.relay import OutboxRow, claim_unpublished, mark_published, release_failed
+from extraction.outbox.relay import OutboxRow, claim_unpublished, mark_published, publish_span, release_failed
 
 logger = logging.getLogger(__name__)
 
@@ -129,19 +128,7 @@ class KafkaOutboxRelay:
             else:
                 outstanding[row.event_id] -= 1
 
-        with tracing.step_span(
-            "outbox.publish",
-            trace_context=row.trace_context,
-            kind=SpanKind.PRODUCER,
-            attributes={
-                "messaging.system": "kafka",
-                "messaging.operation.type": "publish",
-                "messaging.message.id": str(row.event_id),
-                "messaging.destination.name": list(topics),
-                "extraction.event_type": row.event_type,
-                **({"extraction.job_id": str(row.job_id)} if row.job_id else {}),
-            },
-        ):
+        with publish_span(row, system="kafka", destinations=topics):
             headers: list[tuple[str, Any]] = [
                 ("event_id", str(row.event_id).encode()),
                 ("event_type", row.event_type.encode()),

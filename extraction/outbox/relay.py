@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -66,6 +67,24 @@ class OutboxRow:
 
 class Unroutable(Exception):
     pass
+
+
+def publish_span(row: OutboxRow, *, system: str, destinations: Sequence[str]) -> AbstractContextManager[Any]:
+    """One producer span per row, a child of the row's trace context (the job's), whose context
+    rides in every message's headers: the consumer's span becomes its child."""
+    return tracing.step_span(
+        "outbox.publish",
+        trace_context=row.trace_context,
+        kind=SpanKind.PRODUCER,
+        attributes={
+            "messaging.system": system,
+            "messaging.operation.type": "publish",
+            "messaging.message.id": str(row.event_id),
+            "messaging.destination.name": list(destinations),
+            "extraction.event_type": row.event_type,
+            **({"extraction.job_id": str(row.job_id)} if row.job_id else {}),
+        },
+    )
 
 
 def claim_unpublished(*, batch_size: int, claim_seconds: float, confirmed: Sequence[uuid.UUID] = ()) -> list[OutboxRow]:
@@ -162,26 +181,12 @@ class OutboxRelay:
     def publish(self, row: OutboxRow) -> None:
         """Publish every route of one row; raise if any was nacked, returned or timed out.
 
-        Traced, in one producer span per row, a child of the row's trace context (the job's),
-        whose context rides in every message's headers: Celery's instrumentation makes the
-        consumer's span its child."""
+        Traced in publish_span: Celery's instrumentation makes the consumer's span its child."""
         producer = self._ensure_producer()
-        message_id = str(row.event_id)
         routes = ROUTES[row.event_type]
-        with tracing.step_span(
-            "outbox.publish",
-            trace_context=row.trace_context,
-            kind=SpanKind.PRODUCER,
-            attributes={
-                "messaging.system": "rabbitmq",
-                "messaging.operation.type": "publish",
-                "messaging.message.id": message_id,
-                "messaging.destination.name": [f"{route.exchange.name}/{route.routing_key}" for route in routes],
-                "extraction.event_type": row.event_type,
-                **({"extraction.job_id": str(row.job_id)} if row.job_id else {}),
-            },
-        ):
-            self._publish_routes(producer, row, message_id, routes)
+        destinations = [f"{route.exchange.name}/{route.routing_key}" for route in routes]
+        with publish_span(row, system="rabbitmq", destinations=destinations):
+            self._publish_routes(producer, row, str(row.event_id), routes)
 
     def _publish_routes(self, producer: Producer, row: OutboxRow, message_id: str, routes: tuple[Route, ...]) -> None:
         for route in routes:

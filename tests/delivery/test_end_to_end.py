@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import socket
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from delivery import dispatch
-from delivery.endpoints import register_endpoint
-from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
+from delivery.erp.models import ErpInboxEntry, ErpLedgerEntry
 from delivery.models import Delivery, DeliveryAttempt
 from tests.factories import submit
 from tests.system import (
-    VENV_BIN,
     SystemProcesses,
     all_terminal,
+    connect_reference_erp,
     job_states,
+    start_web,
     system_env,
     wait_for,
 )
@@ -60,35 +59,10 @@ def system(transactional_db, broker, sim, settings, tmp_path):
     group.stop_all()
 
 
-def _start_erp(system: SystemProcesses, port: int) -> None:
-    system.start(
-        "erp",
-        [str(VENV_BIN / "gunicorn"), "config.wsgi", "--workers", "2", "--threads", "4", "--bind", f"127.0.0.1:{port}"],
-    )
-    wait_for(lambda: _healthy(port), timeout=30, message=system.logs)
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 def test_erp_down_then_up_every_invoice_lands_in_the_ledger_exactly_once(system, tenant):
     port = _free_port()
-    _start_erp(system, port)
-    registration = register_endpoint(
-        tenant=tenant.tenant,
-        url=f"http://127.0.0.1:{port}/erp/erp-e2e/webhooks",
-        event_types=["extraction.completed.v1"],
-    )
-    ErpConnection.objects.create(
-        slug="erp-e2e",
-        tenant_label="e2e",
-        secrets=[{"key_id": registration.secret.key_id, "secret": registration.secret.secret}],
-    )
+    start_web(system, "erp", port)
+    registration = connect_reference_erp(tenant.tenant, port, "erp-e2e")
     assert dispatch.deliver(registration.verification_delivery_id) == "delivered"
     system.kill("erp")  # the ERP goes down
 
@@ -115,7 +89,7 @@ def test_erp_down_then_up_every_invoice_lands_in_the_ledger_exactly_once(system,
     wait_for(every_delivery_failed_once, timeout=60, message=system.logs)
     assert not ErpLedgerEntry.objects.exists()
 
-    _start_erp(system, port)  # the ERP is back
+    start_web(system, "erp", port)  # the ERP is back
     wait_for(lambda: ErpLedgerEntry.objects.count() >= JOBS, timeout=90, message=system.logs)
     wait_for(lambda: not Delivery.objects.exclude(state="delivered").exists(), timeout=30, message=system.logs)
 

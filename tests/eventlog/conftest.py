@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+
+from tests.system import SystemProcesses, system_env
 
 
 @dataclass
@@ -84,3 +87,17 @@ def event_log(kafka_broker, settings) -> EventLog:
 def partitioned_event_log(kafka_broker, settings) -> EventLog:
     """Fresh topics of four partitions, for rebalances."""
     return event_log_for(kafka_broker, settings, partitions=4)
+
+
+def kafka_system(event_log: EventLog, *, broker: str, sim, settings, log_dir: Path) -> SystemProcesses:
+    """The system's processes on ``event_log``: the test starts the ones it needs. The reference
+    ERP listens on loopback, so the test switch that lets webhooks reach it is on."""
+    settings.EGRESS_ALLOW_LOOPBACK = True
+    env = system_env(
+        broker_url=broker,
+        simulator_url=sim.base_url,
+        media_root=Path(settings.MEDIA_ROOT),
+        EGRESS_ALLOW_LOOPBACK="1",
+        **event_log.env,
+    )
+    return SystemProcesses(env=env, log_dir=log_dir)

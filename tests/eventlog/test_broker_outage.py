@@ -5,16 +5,15 @@ outage is published, taken in from a record and finished once the broker is back
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from extraction.models import ExecutionInbox, ExtractionJob, OutboxEvent
-from tests.eventlog.conftest import event_log_for
+from tests.eventlog.conftest import event_log_for, kafka_system
 from tests.eventlog.test_pipeline import consumer, taken_in_from_a_record
 from tests.factories import submit
 from tests.kafka_broker import KafkaBroker
-from tests.system import SystemProcesses, all_terminal, system_env, wait_for
+from tests.system import all_terminal, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -29,12 +28,7 @@ def test_relay_and_ingress_survive_the_broker_s_loss_and_return(
     transactional_db, broker, sim, settings, tmp_path, tenant, own_broker
 ):
     event_log = event_log_for(own_broker, settings, partitions=1)
-    processes = SystemProcesses(
-        env=system_env(
-            broker_url=broker, simulator_url=sim.base_url, media_root=Path(settings.MEDIA_ROOT), **event_log.env
-        ),
-        log_dir=tmp_path,
-    )
+    processes = kafka_system(event_log, broker=broker, sim=sim, settings=settings, log_dir=tmp_path)
     try:
         processes.relay()
         consumer(processes, "ingress")

@@ -7,38 +7,24 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.request
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
-from delivery.endpoints import register_endpoint
-from delivery.erp.models import ErpConnection, ErpLedgerEntry
+from delivery.erp.models import ErpLedgerEntry
 from extraction.models import EventLogRecord, ExecutionInbox, ExtractionJob, ExtractionResult, JobEvent, OutboxEvent
+from tests.eventlog.conftest import kafka_system
 from tests.factories import submit
 from tests.kafka_broker import free_port
-from tests.system import VENV_BIN, SystemProcesses, all_terminal, system_env, wait_for
+from tests.system import SystemProcesses, all_terminal, connect_reference_erp, start_web, wait_for
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def kafka_processes(transactional_db, broker, sim, settings, tmp_path, event_log):
-    # The reference ERP listens on loopback: this test switch lets webhooks (and the
-    # endpoint's registration here) reach it.
-    settings.EGRESS_ALLOW_LOOPBACK = True
-    group = SystemProcesses(
-        env=system_env(
-            broker_url=broker,
-            simulator_url=sim.base_url,
-            media_root=Path(settings.MEDIA_ROOT),
-            EGRESS_ALLOW_LOOPBACK="1",
-            **event_log.env,
-        ),
-        log_dir=tmp_path,
-    )
+    group = kafka_system(event_log, broker=broker, sim=sim, settings=settings, log_dir=tmp_path)
     yield group
     group.stop_all()
 
@@ -59,18 +45,8 @@ def taken_in_from_a_record(job_id: str) -> bool:
 def test_a_job_runs_on_kafka_to_the_erp_and_the_log_replays_independently(kafka_processes, tenant, sim, event_log):
     processes = kafka_processes
     port = free_port()
-    processes.start("erp", [str(VENV_BIN / "gunicorn"), "config.wsgi", "--workers", "1", "--bind", f"127.0.0.1:{port}"])
-    wait_for(lambda: _healthy(port), timeout=30, message=processes.logs)
-    registration = register_endpoint(
-        tenant=tenant.tenant,
-        url=f"http://127.0.0.1:{port}/erp/erp-kafka/webhooks",
-        event_types=["extraction.completed.v1"],
-    )
-    ErpConnection.objects.create(
-        slug="erp-kafka",
-        tenant_label="kafka",
-        secrets=[{"key_id": registration.secret.key_id, "secret": registration.secret.secret}],
-    )
+    start_web(processes, "erp", port)
+    connect_reference_erp(tenant.tenant, port, "erp-kafka")
     processes.relay()
     consumer(processes, "ingress")
     consumer(processes, "fan-out", role="delivery")
@@ -120,14 +96,6 @@ def test_a_job_runs_on_kafka_to_the_erp_and_the_log_replays_independently(kafka_
     assert replayed["stored"] == 2
     assert EventLogRecord.objects.filter(consumer_group="analytics", job_id=job_id).count() == 2
     assert event_log.broker.committed(event_log.ingress_group, event_log.requested, 0) == 1
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 def test_ingress_killed_after_the_inbox_commit_rereads_the_record_once(kafka_processes, tenant, sim, event_log):
@@ -193,12 +161,7 @@ def test_a_consumer_joins_and_one_is_killed_partitions_move_and_no_job_is_lost_o
     transactional_db, broker, sim, settings, tmp_path, tenant, partitioned_event_log
 ):
     event_log = partitioned_event_log
-    processes = SystemProcesses(
-        env=system_env(
-            broker_url=broker, simulator_url=sim.base_url, media_root=Path(settings.MEDIA_ROOT), **event_log.env
-        ),
-        log_dir=tmp_path,
-    )
+    processes = kafka_system(event_log, broker=broker, sim=sim, settings=settings, log_dir=tmp_path)
     try:
         processes.relay()
         consumer(processes, "ingress-a")
