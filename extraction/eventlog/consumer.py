@@ -35,8 +35,9 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
+from opentelemetry.trace import SpanKind
 
-from config import kafka
+from config import kafka, tracing
 from config.backoff import full_jitter
 from config.db import prepared_cursor
 from config.sql import load_statements
@@ -246,7 +247,7 @@ class DurablePrefixConsumer:
             attempt += 1
             try:
                 try:
-                    outcome = self.handler(record)
+                    outcome = self._handle(record)
                 except Poison as exc:
                     quarantine_record(record, str(exc))
                     outcome = "quarantined"
@@ -276,6 +277,25 @@ class DurablePrefixConsumer:
         with self._outcomes_lock:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         self._finished.put((progress, key, record.offset))
+
+    def _handle(self, record: EventRecord) -> str:
+        """The handler in a consumer span, a child of the producer's (its context is in the
+        record's headers): the job's trace goes on through the log."""
+        with tracing.step_span(
+            f"{self.name}.take_in",
+            trace_context={k: v for k, v in record.headers.items() if k in ("traceparent", "tracestate")},
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.operation.type": "process",
+                "messaging.destination.name": record.topic,
+                "messaging.kafka.offset": record.offset,
+                "messaging.destination.partition.id": str(record.partition),
+                "messaging.consumer.group.name": self.group_id,
+                **({"messaging.message.id": record.headers["event_id"]} if "event_id" in record.headers else {}),
+            },
+        ):
+            return self.handler(record)
 
     # -- offsets --------------------------------------------------------------------------------
     def _drain_finished(self) -> None:
