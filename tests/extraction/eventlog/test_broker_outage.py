@@ -9,8 +9,8 @@ import time
 import pytest
 
 from extraction.models import ExecutionInbox, ExtractionJob, OutboxEvent
-from tests.eventlog.conftest import event_log_for, kafka_system
-from tests.eventlog.test_pipeline import consumer, taken_in_from_a_record
+from tests.extraction.eventlog.conftest import event_log_for, kafka_system
+from tests.extraction.eventlog.test_pipeline import consumer, taken_in_from_a_record
 from tests.factories import submit
 from tests.kafka_broker import KafkaBroker
 from tests.system import all_terminal, wait_for
