@@ -60,6 +60,7 @@ def consumer_config(group_id: str, **overrides: Any) -> dict[str, Any]:
             "auto.offset.reset": "earliest",
             "session.timeout.ms": settings.KAFKA_SESSION_TIMEOUT_MS,
             "max.poll.interval.ms": settings.KAFKA_MAX_POLL_INTERVAL_MS,
+            "fetch.wait.max.ms": settings.KAFKA_FETCH_WAIT_MAX_MS,
             # A subscribed topic that is missing (not created yet, or a broker that came back
             # empty) is noticed within this, not librdkafka's default five minutes.
             "topic.metadata.refresh.interval.ms": 10000,

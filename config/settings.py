@@ -204,6 +204,10 @@ KAFKA_DELIVERY_GROUP = env("KAFKA_DELIVERY_GROUP", "delivery-fan-out")
 KAFKA_CONSUMER_THREADS = env_int("KAFKA_CONSUMER_THREADS", 8)
 KAFKA_CONSUMER_MAX_IN_FLIGHT = env_int("KAFKA_CONSUMER_MAX_IN_FLIGHT", 64)
 KAFKA_SESSION_TIMEOUT_MS = env_int("KAFKA_SESSION_TIMEOUT_MS", 45000)
+# How long a broker may hold a Fetch with no new record (librdkafka's fetch.wait.max.ms). Kafka
+# answers as soon as a record arrives; a broker that holds the Fetch to the end (Tansu) delays
+# every record by up to this much.
+KAFKA_FETCH_WAIT_MAX_MS = env_int("KAFKA_FETCH_WAIT_MAX_MS", 500)
 KAFKA_MAX_POLL_INTERVAL_MS = env_int("KAFKA_MAX_POLL_INTERVAL_MS", 300000)
 # The Kafka consumers a process can run (manage.py run_kafka_consumer NAME): the group, the
 # topics and the durable step of each record (a dotted path; apps register here).

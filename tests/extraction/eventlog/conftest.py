@@ -54,6 +54,8 @@ def event_log_for(kafka_broker, settings, *, partitions: int) -> EventLog:
         # Tansu answers a JoinGroup after about half the session timeout (tests/kafka_broker.py).
         "KAFKA_SESSION_TIMEOUT_MS": 6000,
         "KAFKA_MAX_POLL_INTERVAL_MS": 10000,
+        # Tansu holds a Fetch until this runs out even when a record arrived.
+        "KAFKA_FETCH_WAIT_MAX_MS": 50,
         **topics,
         **groups,
     }
