@@ -23,10 +23,10 @@ import hashlib
 import json
 import logging
 import queue
-import random
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -97,6 +97,11 @@ class Poison(Exception):
 
 Handler = Callable[[EventRecord], str]
 
+# Attempts at a record that fails other than by the database being away, before it is quarantined.
+TAKE_IN_ATTEMPTS = 10
+# The consumer's recent commits, for tests and debugging (a long-running process keeps no more).
+RECENT_COMMITS = 1000
+
 
 def quarantine_record(record: EventRecord, reason: str) -> bool:
     """Keep a poison record with its coordinates (one row per coordinates, however often it is
@@ -157,6 +162,8 @@ class DurablePrefixConsumer:
         threads: int = 8,
         max_in_flight: int = 64,
         revoke_wait_seconds: float = 10.0,
+        take_in_attempts: int = TAKE_IN_ATTEMPTS,
+        retry_base_seconds: float = 0.5,
         config: dict[str, Any] | None = None,
         name: str = "kafka-consumer",
     ) -> None:
@@ -165,6 +172,8 @@ class DurablePrefixConsumer:
         self.handler = handler
         self.max_in_flight = max_in_flight
         self.revoke_wait_seconds = revoke_wait_seconds
+        self.take_in_attempts = take_in_attempts
+        self.retry_base_seconds = retry_base_seconds
         self.name = name
         self._config = kafka.consumer_config(group_id, **(config or {}))
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"{name}-take-in")
@@ -178,18 +187,26 @@ class DurablePrefixConsumer:
         self._outcomes_lock = threading.Lock()
         self.assignments = 0  # rebalances seen: partitions assigned, and revoked
         self.revocations = 0
-        self.commits: list[tuple[str, int, int]] = []  # (topic, partition, committed offset), in order
+        # (topic, partition, committed offset), the latest last
+        self.commits: deque[tuple[str, int, int]] = deque(maxlen=RECENT_COMMITS)
 
     # -- the poll loop ----------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         """Poll until ``stop``; survive a broker that goes away (librdkafka reconnects)."""
+        failures = 0
         while not stop.is_set():
             try:
                 self._consume(stop)
-            except KafkaException:
-                logger.exception("kafka consumer failed; starting again", extra={"group": self.group_id})
+            except KafkaException as exc:
+                # The broker away at start-up (topics cannot be ensured) or a fatal client
+                # error: a new client after a growing pause; the outage needs no traceback.
+                failures += 1
+                logger.warning(
+                    "kafka consumer failed; starting again",
+                    extra={"group": self.group_id, "error": str(exc)[:200], "failures": failures},
+                )
                 self._close_consumer()
-                stop.wait(random.uniform(1, 3))
+                stop.wait(full_jitter(failures, base=1.0, cap=30.0))
         self._stopping.set()
         self._pool.shutdown(wait=True, cancel_futures=False)
         self._drain_finished()
@@ -265,12 +282,22 @@ class DurablePrefixConsumer:
                     extra={"coordinates": record.coordinates, "error": str(exc)[:200], "attempt": attempt},
                 )
                 connection.close()
-                if self._stopping.wait(full_jitter(attempt, base=0.5, cap=10.0)):
+                if self._stopping.wait(full_jitter(attempt, base=self.retry_base_seconds, cap=10.0)):
                     return  # stopping: not finished, re-read by whoever reads next
-            except Exception:
-                logger.exception("take-in failed; retrying", extra={"coordinates": record.coordinates})
+            except Exception as exc:
+                # Not the database being away: a record this code cannot take in. Retried a
+                # bounded number of times (as a RabbitMQ queue's delivery limit does), then kept aside.
+                logger.exception("take-in failed", extra={"coordinates": record.coordinates, "attempt": attempt})
                 connection.close()
-                if self._stopping.wait(full_jitter(attempt, base=0.5, cap=10.0)):
+                if attempt >= self.take_in_attempts:
+                    try:
+                        quarantine_record(record, f"failed: {type(exc).__name__}")
+                    except DatabaseError:
+                        connection.close()
+                    else:
+                        outcome = "quarantined"
+                        break
+                if self._stopping.wait(full_jitter(attempt, base=self.retry_base_seconds, cap=10.0)):
                     return
             finally:
                 connection.close()

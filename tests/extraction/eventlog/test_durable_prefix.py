@@ -203,3 +203,22 @@ def test_a_dead_letter_goes_to_the_outcomes_and_dead_letter_topics_in_the_job_s_
     assert read(event_log.outcomes) == expected
     assert read(event_log.dead_letters) == expected
     assert read(event_log.requested) == [(job_id.encode(), "extraction.requested.v1", 1)]
+
+
+def test_a_record_the_handler_keeps_failing_on_is_quarantined_after_a_bounded_number_of_attempts(
+    transactional_db, event_log
+):
+    calls: list[int] = []
+
+    def broken(record: EventRecord) -> str:
+        calls.append(record.offset)
+        raise RuntimeError("a bug, not an outage")
+
+    produce(event_log, event_log.requested, [b"{}"])
+    consumer, stop, thread = run_consumer(event_log, broken, threads=1, take_in_attempts=3, retry_base_seconds=0.01)
+    try:
+        wait_for(lambda: committed(event_log) == 1, timeout=30, message="prefix past the failing record")
+    finally:
+        stop_consumer(stop, thread)
+    assert calls == [0, 0, 0]
+    assert list(QuarantinedMessage.objects.values_list("offset", "reason")) == [(0, "failed: RuntimeError")]
