@@ -19,7 +19,7 @@ from django.conf import settings
 
 from config import kafka, tracing
 from extraction.execution.faults import fault_point
-from extraction.outbox.relay import OutboxRow, claim_unpublished, mark_published, publish_span, release_failed
+from extraction.outbox.relay import ConfirmedRows, OutboxRow, claim_unpublished, publish_span, release_failed
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def record_value(row: OutboxRow) -> bytes:
     ).encode()
 
 
-class KafkaOutboxRelay:
+class KafkaOutboxRelay(ConfirmedRows):
     """Publishes claimed outbox rows to their topics and waits for every delivery report."""
 
     def __init__(self, *, batch_size: int = 200, claim_seconds: float | None = None, delivery_timeout: float = 10.0):
@@ -52,7 +52,7 @@ class KafkaOutboxRelay:
         self.claim_seconds = settings.OUTBOX_CLAIM_SECONDS if claim_seconds is None else claim_seconds
         self.delivery_timeout = delivery_timeout
         self._producer: Producer | None = None
-        self._confirmed: list[uuid.UUID] = []
+        self._confirmed = []
 
     def _ensure_producer(self) -> Producer:
         if self._producer is None:
@@ -144,11 +144,3 @@ class KafkaOutboxRelay:
                     producer.poll(1.0)
                     producer.produce(topic, value=value, key=key, headers=headers, on_delivery=on_delivery)
             producer.poll(0)
-
-    @property
-    def has_unmarked(self) -> bool:
-        return bool(self._confirmed)
-
-    def mark_confirmed(self) -> None:
-        mark_published(self._confirmed)
-        self._confirmed = []

@@ -131,7 +131,24 @@ def publish_lag_seconds() -> float:
         return float(cursor.fetchone()[0])
 
 
-class OutboxRelay:
+class ConfirmedRows:
+    """Rows the broker took, not yet marked published: marked by the next claim's statement, or
+    by mark_confirmed() when no claim comes soon. A crash before that re-sends them
+    (at-least-once; consumers dedupe by event id)."""
+
+    _confirmed: list[uuid.UUID]
+
+    @property
+    def has_unmarked(self) -> bool:
+        return bool(self._confirmed)
+
+    def mark_confirmed(self) -> None:
+        """Mark the confirmed rows now (no claim is coming soon, or the relay stops)."""
+        mark_published(self._confirmed)
+        self._confirmed = []
+
+
+class OutboxRelay(ConfirmedRows):
     """Publishes outbox rows with confirms and ``mandatory``; one broker connection."""
 
     def __init__(
@@ -149,10 +166,7 @@ class OutboxRelay:
         self._connection: Connection | None = None
         self._producer: Producer | None = None
         self._returned: set[str] = set()
-        # Confirmed by the broker, not yet marked: marked by the next claim, or by
-        # mark_confirmed() when no claim comes soon. A crash before that re-sends them
-        # (at-least-once; consumers dedupe by event id).
-        self._confirmed: list[uuid.UUID] = []
+        self._confirmed = []
 
     # -- broker -----------------------------------------------------------------------------
     def _ensure_producer(self) -> Producer:
@@ -268,15 +282,6 @@ class OutboxRelay:
         self._confirmed = published
         release_failed(failures, retry_in_seconds=2.0)
         return len(published)
-
-    @property
-    def has_unmarked(self) -> bool:
-        return bool(self._confirmed)
-
-    def mark_confirmed(self) -> None:
-        """Mark the confirmed rows now (no claim is coming soon, or the relay stops)."""
-        mark_published(self._confirmed)
-        self._confirmed = []
 
 
 class OutboxWakeups:
