@@ -29,10 +29,10 @@ def kafka_processes(transactional_db, broker, sim, settings, tmp_path, event_log
     group.stop_all()
 
 
-def consumer(processes: SystemProcesses, name: str, role: str = "ingress", **env: str) -> None:
+def consumer(processes: SystemProcesses, name: str, role: str = "ingress", threads: int = 4, **env: str) -> None:
     processes.start(
         name,
-        [sys.executable, "manage.py", "run_kafka_consumer", role, "--threads", "4"],
+        [sys.executable, "manage.py", "run_kafka_consumer", role, "--threads", str(threads)],
         POSTGRES_POOL_MAX_SIZE="4",
         **env,
     )
@@ -141,7 +141,9 @@ def test_relay_killed_between_delivery_report_and_published_at_sends_a_duplicate
     )
     assert event_log.broker.high_watermark(event_log.requested, 0) == 2  # the same event twice
 
-    consumer(processes, "ingress")
+    # One take-in thread: the two records are taken in in their order, so the first one is
+    # the inbox row's source and the second the duplicate (with more, either may win).
+    consumer(processes, "ingress", threads=1)
     processes.celery("workers", "llm")
     processes.scheduler()
     wait_for(lambda: all_terminal([job_id]), timeout=60, message=processes.logs)
