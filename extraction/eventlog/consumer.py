@@ -113,8 +113,8 @@ def quarantine_record(record: EventRecord, reason: str) -> bool:
             payload = {"value": payload}
     except (ValueError, UnicodeDecodeError):
         payload = {"raw": value.decode("utf-8", "replace")[:10_000]}
-    event_id = _uuid_or_none(record.headers.get("event_id"))
-    job_id = _uuid_or_none(
+    event_id = uuid_or_none(record.headers.get("event_id"))
+    job_id = uuid_or_none(
         payload.get("payload", {}).get("job_id") if isinstance(payload.get("payload"), dict) else None
     )
     with prepared_cursor() as cursor:
@@ -139,7 +139,8 @@ def quarantine_record(record: EventRecord, reason: str) -> bool:
     return stored
 
 
-def _uuid_or_none(value: Any) -> uuid.UUID | None:
+def uuid_or_none(value: Any) -> uuid.UUID | None:
+    """A header or payload field as a UUID; None when it is missing or not one."""
     try:
         return uuid.UUID(str(value)) if value else None
     except ValueError:

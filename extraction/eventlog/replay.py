@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,7 +22,7 @@ from django.db import connection
 
 from config import kafka
 from config.sql import load_statements
-from extraction.eventlog.consumer import EventRecord
+from extraction.eventlog.consumer import EventRecord, uuid_or_none
 
 logger = logging.getLogger(__name__)
 
@@ -80,13 +79,12 @@ def read_log(
     topics: Sequence[str],
     *,
     since: datetime,
-    group_id: str | None = None,
+    group_id: str,
     idle_seconds: float = 3.0,
     max_records: int | None = None,
 ) -> Iterator[LoggedEvent]:
     """Every record of ``topics`` with a timestamp at or after ``since``, partition by partition
     in offset order, until no record came for ``idle_seconds`` (the end of the log as it was)."""
-    group_id = group_id or f"replay-{uuid.uuid4()}"
     consumer = Consumer(kafka.consumer_config(group_id, **{"enable.partition.eof": False}), logger=logger)
     try:
         consumer.assign(_start_offsets(consumer, topics, since))
@@ -142,19 +140,12 @@ def keep_in_audit(events: Sequence[LoggedEvent], *, group_id: str) -> int:
                     "topic": event.topic,
                     "partition": event.partition,
                     "offset": event.offset,
-                    "event_id": _uuid(event.event_id),
+                    "event_id": uuid_or_none(event.event_id),
                     "event_type": (event.event_type or "")[:100],
-                    "job_id": _uuid(event.job_id),
+                    "job_id": uuid_or_none(event.job_id),
                     "state_version": event.state_version,
                     "timestamp": event.timestamp,
                 },
             )
             stored += cursor.rowcount
     return stored
-
-
-def _uuid(value: str | None) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value)) if value else None
-    except ValueError:
-        return None

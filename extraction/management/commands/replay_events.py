@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import datetime
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
+from config import kafka
 from extraction.eventlog import replay
 
 
@@ -40,12 +42,8 @@ class Command(BaseCommand):
         if settings.EVENT_TRANSPORT != "kafka":
             raise CommandError("replay_events reads the Kafka event log: set EVENT_TRANSPORT=kafka")
         since = _moment(from_timestamp)
-        topics = topic or [
-            settings.KAFKA_TOPIC_REQUESTED,
-            settings.KAFKA_TOPIC_OUTCOMES,
-            settings.KAFKA_TOPIC_DEAD_LETTERS,
-        ]
-        group = group or f"replay-{since:%Y%m%dT%H%M%S}-{id(self):x}"
+        topics = topic or list(kafka.event_topics())
+        group = group or f"replay-{uuid.uuid4()}"
         try:
             events = list(
                 replay.read_log(topics, since=since, group_id=group, idle_seconds=idle_seconds, max_records=max_records)
