@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from kombu import Connection
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
+from config.broker import broker_connection, connect_to_a_node
 from config.topology import ALL_QUEUES
 
 # A scrape waits this long at most for each step of the broker's answer (connect, then each
@@ -36,12 +36,11 @@ def collect() -> list[Metric]:
         "extraction_broker_queue_consumers", "Consumers subscribed to the queue.", labels=["queue"]
     )
     try:
-        with Connection(
-            settings.BROKER_URL,
+        with broker_connection(
             connect_timeout=BROKER_TIMEOUT_SECONDS,
             transport_options={"read_timeout": BROKER_TIMEOUT_SECONDS, "write_timeout": BROKER_TIMEOUT_SECONDS},
         ) as broker:
-            broker.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_SECONDS)
+            connect_to_a_node(broker, timeout=BROKER_TIMEOUT_SECONDS)
             for queue in ALL_QUEUES:
                 figures = _declared(broker, queue.name)
                 if figures is not None:

@@ -9,6 +9,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import celeryd_init, worker_shutdown
 
+from config import probes
 from config.tracing import configure_tracing, shutdown_tracing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -34,6 +35,7 @@ def _configure_tracing(options: dict[str, Any] | None = None, **_kwargs: Any) ->
     # In the worker's main process, before it consumes: with --pool threads (the Procfile's)
     # every task runs here; a prefork child gets the exporter's thread restarted by the SDK.
     configure_tracing(worker_role((options or {}).get("queues")))
+    probes.start_probe_server()
 
 
 @worker_shutdown.connect
@@ -41,17 +43,57 @@ def _flush_traces(**_kwargs: Any) -> None:
     shutdown_tracing()
 
 
+from celery import bootsteps  # noqa: E402
 from celery.worker.consumer import Consumer  # noqa: E402
+
+# The consumer's event loop beats this often; liveness fails when it has not for CONSUMER_LOOP_BOUND.
+CONSUMER_LOOP_BEAT_SECONDS = 5.0
+CONSUMER_LOOP_BOUND_SECONDS = 60.0
+
+
+def _consumer_loop_turned() -> None:
+    probes.beat("consumer", bound_seconds=CONSUMER_LOOP_BOUND_SECONDS)
+
+
+class ConsumerLoopBeat(bootsteps.StartStopStep):
+    """Beats from a timer of the consumer's event loop, which receives every message, sends
+    every ack and runs the broker heartbeats: if the loop is stuck the worker does nothing."""
+
+    requires = ("celery.worker.consumer.tasks:Tasks",)
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        super().__init__(parent, **kwargs)
+        self._timer: Any = None
+
+    def start(self, parent: Any) -> None:
+        _consumer_loop_turned()
+        self._timer = parent.timer.call_repeatedly(CONSUMER_LOOP_BEAT_SECONDS, _consumer_loop_turned)
+
+    def stop(self, parent: Any) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class DeadLetteringConsumer(Consumer):
     """Our worker consumer. An undecodable message is rejected, not acked (dropped) as Celery
     does, so it reaches the dead-letter exchange intact. Celery's "native delayed delivery"
     step is left out: its extra quorum queues in every vhost (hundreds of Raft groups) serve
-    ETA/countdown tasks, which we never publish (delays live in PostgreSQL, RTY-2)."""
+    ETA/countdown tasks, which we never publish (delays live in PostgreSQL, RTY-2). Its event
+    loop beats for the liveness probe (config.probes), also while it reconnects to the broker."""
 
     class Blueprint(Consumer.Blueprint):  # type: ignore[misc,valid-type]  # celery-types declares it as a variable
-        default_steps = [step for step in Consumer.Blueprint.default_steps if not step.endswith(":DelayedDelivery")]
+        default_steps = [
+            *(step for step in Consumer.Blueprint.default_steps if not step.endswith(":DelayedDelivery")),
+            "config.celery:ConsumerLoopBeat",
+        ]
+
+    def ensure_connected(self, conn):  # Celery hook: blocks, retrying, until a node answers
+        # Waiting for the broker is the loop's work while the broker is away, not a stuck loop.
+        with probes.beating(
+            "consumer", every_seconds=CONSUMER_LOOP_BEAT_SECONDS, bound_seconds=CONSUMER_LOOP_BOUND_SECONDS
+        ):
+            return super().ensure_connected(conn)
 
     def on_decode_error(self, message, exc):  # Celery hook
         import logging

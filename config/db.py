@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any, Self
 
 import psycopg
-from django.db import connection
+from django.db import connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.abc import Params, Query
 
@@ -62,3 +62,26 @@ def prepared_cursor() -> DjangoErrorsCursor:
     """
     connection.ensure_connection()
     return DjangoErrorsCursor(connection)
+
+
+# Keys of a database's OPTIONS that Django (not libpq) reads.
+_DJANGO_ONLY_OPTIONS = frozenset({"pool", "prepare_threshold", "isolation_level", "server_side_binding", "assume_role"})
+
+
+def database_conninfo(**extra: str) -> str:
+    """libpq's connection string for the default database (the test database under tests), for
+    the connections a process holds outside Django's (LISTEN, the notifier's queries): the same
+    hosts, ports and libpq options as Django's, so they fail over with it (a host list with
+    ``target_session_attrs``, the connect timeout, keepalives). ``extra`` adds or overrides."""
+    db = connections["default"].settings_dict
+    libpq_options = {k: v for k, v in db.get("OPTIONS", {}).items() if k not in _DJANGO_ONLY_OPTIONS}
+    params = {
+        "dbname": db["NAME"],
+        "user": db.get("USER") or None,
+        "password": db.get("PASSWORD") or None,
+        "host": db.get("HOST") or None,
+        "port": str(db.get("PORT") or "") or None,
+        **libpq_options,
+        **extra,
+    }
+    return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v not in (None, "")})

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django_redis import get_redis_connection
-from kombu import Connection
 
+from config.broker import broker_connection, connect_to_a_node
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body
 
 
@@ -22,8 +21,8 @@ def _check_postgresql() -> None:
 
 
 def _check_rabbitmq() -> None:
-    with Connection(settings.BROKER_URL, connect_timeout=2) as conn:
-        conn.ensure_connection(max_retries=1, timeout=2)
+    with broker_connection(connect_timeout=2) as conn:
+        connect_to_a_node(conn, timeout=2)
 
 
 def _check_redis() -> None:

@@ -8,8 +8,10 @@ Redis on 127.0.0.1). PostgreSQL is the only supported database: acceptance relie
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 from typing import Any, overload
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -141,18 +143,35 @@ TEMPLATES = [
     },
 ]
 
+# PostgreSQL past one host (README "Running past one machine"): POSTGRES_HOST and POSTGRES_PORT
+# take comma-separated lists (one port, or one per host), which libpq tries in order, keeping
+# the first that accepts POSTGRES_TARGET_SESSION_ATTRS: "read-write" by default when more than
+# one host is named, so after a promotion every new connection finds the new primary and
+# never settles on a standby. Each dead host costs at most POSTGRES_CONNECT_TIMEOUT.
+POSTGRES_HOST = env("POSTGRES_HOST", "127.0.0.1")
+POSTGRES_PORT = env("POSTGRES_PORT", "5432")
+POSTGRES_TARGET_SESSION_ATTRS = env("POSTGRES_TARGET_SESSION_ATTRS", "read-write" if "," in POSTGRES_HOST else "")
 DATABASES: dict[str, dict[str, Any]] = {
     "default": {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": env("POSTGRES_DB", "extraction"),
         "USER": env("POSTGRES_USER", "postgres"),
         "PASSWORD": env("POSTGRES_PASSWORD", ""),
-        "HOST": env("POSTGRES_HOST", "127.0.0.1"),
-        "PORT": env("POSTGRES_PORT", "5432"),
+        "HOST": POSTGRES_HOST,
+        "PORT": POSTGRES_PORT,
         # Persistent connections: one per web/worker thread, checked before reuse.
         "CONN_MAX_AGE": env_int("POSTGRES_CONN_MAX_AGE", 60),
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": {
+            "connect_timeout": env_int("POSTGRES_CONNECT_TIMEOUT", 5),
+            # A primary that vanished without closing its sockets (a host cut off, a VM gone)
+            # must not hold a connection for the kernel's two hours: keepalives find it in
+            # about a minute, and a send unacknowledged for 30 s fails.
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+            "tcp_user_timeout": 30_000,
             # A request or worker step never needs long; a stuck one must not pin the
             # MVCC horizon of the hot queue tables.
             "options": "-c idle_in_transaction_session_timeout=30000 -c statement_timeout=30000",
@@ -168,17 +187,67 @@ DATABASES: dict[str, dict[str, Any]] = {
         "TEST": {"NAME": env("POSTGRES_TEST_DB", "test_extraction")},
     }
 }
+if POSTGRES_TARGET_SESSION_ATTRS:
+    DATABASES["default"]["OPTIONS"]["target_session_attrs"] = POSTGRES_TARGET_SESSION_ATTRS
 
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
-CACHES = {
-    "default": {
-        "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": REDIS_URL,
-        "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
-    }
-}
+# Redis behind Sentinel: REDIS_SENTINELS=host:port,host:port,… and the master's name. The cache
+# (and with it the capacity limiter, which reads the cache's connection) and the Channels layer
+# then ask the Sentinels for the current master on every new connection, so a failover costs
+# the connections it broke. REDIS_URL and CHANNELS_REDIS_URL keep giving the database number
+# and the password.
+REDIS_SENTINELS = [
+    (host.strip(), int(port))
+    for host, _, port in (item.rpartition(":") for item in (env("REDIS_SENTINELS", "") or "").split(",") if item)
+]
+REDIS_SENTINEL_MASTER = env("REDIS_SENTINEL_MASTER", "mymaster")
+# The Sentinels' own password, when they have one (Redis's password comes from REDIS_URL).
+REDIS_SENTINEL_PASSWORD = env("REDIS_SENTINEL_PASSWORD", "")
 
-BROKER_URL = env("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//")
+
+def _redis_location(url: str) -> str:
+    """``url``'s password and database on the Sentinels' master instead of its host."""
+    parsed = urlsplit(url)
+    credentials = parsed.netloc.rpartition("@")[0]
+    return f"{parsed.scheme}://{credentials + '@' if credentials else ''}{REDIS_SENTINEL_MASTER}{parsed.path}"
+
+
+_REDIS_TIMEOUTS = {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2}
+CACHES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL, "OPTIONS": dict(_REDIS_TIMEOUTS)}
+}
+if REDIS_SENTINELS:
+    CACHES["default"] = {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": _redis_location(REDIS_URL),
+        "OPTIONS": {
+            **_REDIS_TIMEOUTS,
+            "CLIENT_CLASS": "django_redis.client.SentinelClient",
+            "CONNECTION_FACTORY": "django_redis.pool.SentinelConnectionFactory",
+            "SENTINELS": REDIS_SENTINELS,
+            "SENTINEL_KWARGS": {
+                "socket_connect_timeout": 2,
+                "socket_timeout": 2,
+                **({"password": REDIS_SENTINEL_PASSWORD} if REDIS_SENTINEL_PASSWORD else {}),
+            },
+        },
+    }
+
+# RabbitMQ past one node: BROKER_URL may be a ";"-separated list of AMQP URLs, one per cluster
+# node. Every connection (Celery's, the relay's, the sweeps') tries the nodes in the list's
+# order, from where it is, and moves to the next one that answers when its node goes away.
+# BROKER_FAILOVER_STRATEGY "shuffle" starts each process at a random place in the list, so a
+# fleet's connections spread over the nodes; "round-robin" starts every process at the first.
+BROKER_FAILOVER_STRATEGY = env("BROKER_FAILOVER_STRATEGY", "shuffle")
+if BROKER_FAILOVER_STRATEGY not in ("shuffle", "round-robin"):
+    raise ImproperlyConfigured(f"BROKER_FAILOVER_STRATEGY={BROKER_FAILOVER_STRATEGY!r}: use shuffle or round-robin")
+BROKER_NODES = [
+    url.strip() for url in env("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//").split(";") if url.strip()
+]
+if BROKER_FAILOVER_STRATEGY == "shuffle":
+    _start = random.randrange(len(BROKER_NODES))
+    BROKER_NODES = BROKER_NODES[_start:] + BROKER_NODES[:_start]
+BROKER_URL = ";".join(BROKER_NODES)
 
 # --- The event transport (BRK-6; README "Kafka or RabbitMQ") ----------------------------------
 # What carries the outbox's events: "rabbitmq" (the default) or "kafka" (config/kafka.py). With
@@ -393,8 +462,13 @@ INGRESS_RECOVERY_SECONDS = float(env("INGRESS_RECOVERY_SECONDS", "30") or 30)
 from config.topology import WORK_QUEUES  # noqa: E402
 
 CELERY_BROKER_URL = BROKER_URL
+# The list's order is the failover order (shuffled above, if at all).
+CELERY_BROKER_FAILOVER_STRATEGY = "round-robin"
 CELERY_BROKER_TRANSPORT_OPTIONS = {"confirm_publish": True}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker waits for the broker as long as it is away (Celery's default gives up after 100
+# tries, about 50 minutes, and exits).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_BROKER_POOL_ACQUIRE_TIMEOUT = 10
 CELERY_TASK_QUEUES = WORK_QUEUES
 CELERY_TASK_CREATE_MISSING_QUEUES = False
@@ -497,14 +571,23 @@ CAPACITY_IN_FLIGHT_RETRY_SECONDS = float(env("CAPACITY_IN_FLIGHT_RETRY_SECONDS",
 CAPACITY_UNAVAILABLE_RETRY_SECONDS = float(env("CAPACITY_UNAVAILABLE_RETRY_SECONDS", "5") or 5)
 # A worker slot (one Celery task) runs jobs for at most this long before yielding its thread.
 WORKER_SLOT_SECONDS = float(env("WORKER_SLOT_SECONDS", "60") or 60)
+# SIGTERM to a Celery worker: it claims nothing more and ends within this long. The llm worker
+# lets model calls answer until shortly before it ends and hands the rest back at once under a
+# new fence (worker.begin_shutdown); by default every call fits (its timeout plus the commit
+# margin). An orchestrator's grace period (terminationGracePeriodSeconds) must exceed it.
+WORKER_SHUTDOWN_GRACE_SECONDS = float(
+    env("WORKER_SHUTDOWN_GRACE_SECONDS", "") or ATTEMPT_TIMEOUT_SECONDS + COMMIT_MARGIN_SECONDS + 10
+)
 
 # Worker processes set POSTGRES_POOL_MAX_SIZE: their threads share a small psycopg pool
 # instead of one connection each (pooling requires CONN_MAX_AGE=0).
 if env("POSTGRES_POOL_MAX_SIZE"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    # A health check would cost a round trip on every checkout (several per job); the pool
-    # hands out connections it keeps alive, and a broken one fails the step, which is retried.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    # Every checkout is checked (psycopg_pool's check_connection: an empty query), so after a
+    # database restart or failover a pooled connection that died with the old server is
+    # replaced before a step uses it, instead of failing that step. It costs one short round
+    # trip per checkout; POSTGRES_POOL_CHECK=0 saves it where a failed step is acceptable.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("POSTGRES_POOL_CHECK", True)
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 1,
         "max_size": env_int("POSTGRES_POOL_MAX_SIZE", 20),
@@ -593,6 +676,31 @@ WEBHOOK_SECRETS_KEY = env("WEBHOOK_SECRETS_KEY", "")
 WEBHOOK_ALLOWED_PORTS = (443, 8443)
 
 # --- Live notifications (Channels over Redis) ---------------------------------------------------
+
+
+def _channels_redis_host(url: str) -> dict[str, Any]:
+    """The Channels layer's Redis: ``url``, or its database and password on the Sentinels' master.
+
+    No socket timeout on these connections (said here, not left to redis-py's default, which
+    8.x changed to 5 s): any socket timeout makes redis-py wrap writes in asyncio.wait_for,
+    which on Python 3.11 can swallow a consumer's cancellation and leave its receive looping
+    for ever."""
+    if not REDIS_SENTINELS:
+        return {"address": url, "socket_timeout": None}
+    parsed = urlsplit(url)
+    return {
+        "master_name": REDIS_SENTINEL_MASTER,
+        "sentinels": REDIS_SENTINELS,
+        "sentinel_kwargs": {
+            "socket_connect_timeout": 2,
+            **({"password": REDIS_SENTINEL_PASSWORD} if REDIS_SENTINEL_PASSWORD else {}),
+        },
+        "db": int(parsed.path.lstrip("/") or 0),
+        "password": parsed.password,
+        "socket_timeout": None,
+    }
+
+
 CHANNEL_LAYERS = {
     "default": {
         # Pub/sub: one Redis message per notice per daphne process, fanned out in-process to
@@ -600,13 +708,7 @@ CHANNEL_LAYERS = {
         # published while a process's subscription is reconnecting to Redis is lost there; open
         # streams re-read the event log every NOTIFY_CATCHUP_SECONDS for such gaps.
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        # No socket timeout on these connections (said here, not left to redis-py's default,
-        # which 8.x changed to 5 s): any socket timeout makes redis-py wrap writes in
-        # asyncio.wait_for, which on Python 3.11 can swallow a consumer's cancellation and
-        # leave its receive looping for ever.
-        "CONFIG": {
-            "hosts": [{"address": env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"), "socket_timeout": None}]
-        },
+        "CONFIG": {"hosts": [_channels_redis_host(env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"))]},
     }
 }
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
@@ -626,3 +728,8 @@ NOTIFY_REVOCATION_POLL_SECONDS = 1.0
 
 # /metrics (Prometheus text format) answers loopback clients, or anyone with this bearer token.
 METRICS_TOKEN = env("METRICS_TOKEN", "")
+# The liveness and metrics port of the processes that serve no HTTP of their own (relay,
+# scheduler, notifier, Kafka consumers, Celery workers; config/probes.py): 0 = none. An
+# orchestrator gives each pod its own; on one host the web process's /metrics sums them all.
+PROBE_PORT = env_int("PROBE_PORT", 0)
+PROBE_ADDRESS = env("PROBE_ADDRESS", "0.0.0.0")

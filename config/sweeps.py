@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import connection
 from kombu import Connection
 
+from config import probes
+from config.broker import broker_connection, connect_to_a_node
 from config.topology import declare_topology
 
 
@@ -34,10 +36,10 @@ def sweep_forever(
     interval = settings.SCHEDULER_INTERVAL_SECONDS if interval is None else interval
     broker: Connection | None = None
     while not stop.is_set():
+        probes.beat(name, bound_seconds=probes.LOOP_BOUND_SECONDS + interval)
         try:
             if broker is None:
-                broker = Connection(settings.BROKER_URL, connect_timeout=5)
-                broker.ensure_connection(max_retries=1)
+                broker = connect_to_a_node(broker_connection(connect_timeout=5))
                 declare_topology(broker)
             sweep(broker)
         except Exception:  # DB or broker down: keep sweeping once they return

@@ -37,7 +37,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from opentelemetry.trace import SpanKind
 
-from config import kafka, tracing
+from config import kafka, probes, tracing
 from config.backoff import full_jitter
 from config.db import prepared_cursor
 from config.sql import load_statements
@@ -222,6 +222,7 @@ class DurablePrefixConsumer:
             self._consumer = consumer
         consumer = self._consumer
         while not stop.is_set():
+            probes.beat(self.name)
             self._drain_finished()
             self._commit_prefixes()
             self._pause_or_resume()

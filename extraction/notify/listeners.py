@@ -28,12 +28,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import cache
-from django.db import connections
 from django.db.models import OuterRef, Subquery
 
 from accounts.models import ApiToken, Membership, hash_token
-from config import tracing
+from config import probes, tracing
 from config.backoff import full_jitter
+from config.db import database_conninfo
 from config.sql import load_statements
 from extraction.models import ExtractionJob, JobEvent
 
@@ -365,22 +365,6 @@ class EventCursor:
             del self.gaps[min(self.gaps)]
 
 
-def database_conninfo(**extra: str) -> str:
-    """Connection string of the default database (the test database under tests)."""
-    db = connections["default"].settings_dict
-    options = db.get("OPTIONS", {}).get("options", "")
-    params = {
-        "dbname": db["NAME"],
-        "user": db.get("USER") or None,
-        "password": db.get("PASSWORD") or None,
-        "host": db.get("HOST") or None,
-        "port": str(db.get("PORT") or "") or None,
-        "options": options or None,
-        **extra,
-    }
-    return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v is not None})
-
-
 class Notifier:
     """Committed ``job_events`` rows → ``job.changed`` group messages on the channel layer.
 
@@ -477,6 +461,7 @@ class Notifier:
         with jittered backoff; nothing is lost meanwhile, the position stays where it was."""
         failures = 0
         while not stop.is_set():
+            probes.beat("notifier", bound_seconds=probes.LOOP_BOUND_SECONDS + self.poll_interval)
             try:
                 self._ensure_listening()
                 self._wake.clear()

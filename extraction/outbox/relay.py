@@ -25,9 +25,10 @@ from django.db import connection
 from kombu import Connection, Exchange, Producer
 from opentelemetry.trace import SpanKind
 
-from config import tracing
+from config import probes, tracing
+from config.broker import broker_connection, connect_to_a_node
 from config.celery import app as celery_app
-from config.db import prepared_cursor
+from config.db import database_conninfo, prepared_cursor
 from config.sql import load_statements
 from config.topology import DEAD_LETTER_EVENTS_EXCHANGE, DELIVERY, INGRESS, WORK_EXCHANGE, declare_topology
 from extraction.execution.faults import fault_point
@@ -171,8 +172,8 @@ class OutboxRelay(ConfirmedRows):
     # -- broker -----------------------------------------------------------------------------
     def _ensure_producer(self) -> Producer:
         if self._producer is None:
-            conn = Connection(self.broker_url, transport_options={"confirm_publish": True}, connect_timeout=5)
-            conn.ensure_connection(max_retries=1)
+            conn = broker_connection(self.broker_url, transport_options={"confirm_publish": True}, connect_timeout=5)
+            connect_to_a_node(conn)
             declare_topology(conn)
             self._connection = conn
             self._producer = Producer(conn.channel(), on_return=self._on_return)
@@ -293,15 +294,7 @@ class OutboxWakeups:
         self._conn: psycopg.Connection | None = None
 
     def _connect(self) -> psycopg.Connection:
-        db = settings.DATABASES["default"]
-        conn = psycopg.connect(
-            host=db["HOST"],
-            port=db["PORT"],
-            dbname=db["NAME"],
-            user=db["USER"],
-            password=db["PASSWORD"] or None,
-            autocommit=True,
-        )
+        conn = psycopg.connect(database_conninfo(application_name="relay-listen"), autocommit=True)
         conn.execute(SQL["listen_outbox_events"])
         return conn
 
@@ -359,6 +352,7 @@ def run_relay(
     last_lag_log = 0.0
     try:
         while not stop.is_set():
+            probes.beat("relay")
             try:
                 published = relay.relay_once()
                 if once:

@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
-from kombu import Connection
 
+from config.broker import broker_connection
 from extraction.operations.audit import Finding, run_audit
 
 
@@ -32,7 +31,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         repair = options["repair"]
         # The broker is only for the delivery sweep a repair wakes; kombu connects on first use.
-        with Connection(settings.BROKER_URL, connect_timeout=5) as broker:
+        with broker_connection(connect_timeout=5) as broker:
             findings = run_audit(repair=repair, broker=broker if repair else None)
         if options["format"] == "json":
             self.stdout.write(json.dumps({"repair": repair, "findings": [f.as_dict() for f in findings]}, indent=2))

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.module_loading import import_string
 
+from config import probes
 from config.signals import stop_event_on_signals
 from config.tracing import configure_tracing
 from extraction.eventlog.consumer import DurablePrefixConsumer
@@ -27,6 +28,7 @@ class Command(BaseCommand):
             raise CommandError("--threads and --max-in-flight must be at least 1")
         spec: dict[str, Any] = settings.KAFKA_CONSUMERS[name]
         configure_tracing(name)
+        probes.start_probe_server()
         consumer = DurablePrefixConsumer(
             group_id=spec["group"],
             topics=spec["topics"],

@@ -5,6 +5,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
+from config import probes
 from config.tracing import configure_tracing
 from extraction.notify.listeners import Notifier, notify_setting
 
@@ -18,6 +19,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, once: bool, poll: float | None, **options):
         configure_tracing("notifier")
+        probes.start_probe_server()
         asyncio.run(self._run(once=once, poll=poll))
 
     async def _run(self, *, once: bool, poll: float | None) -> None:

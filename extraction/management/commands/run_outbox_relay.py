@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from config import probes
 from config.signals import stop_event_on_signals
 from config.tracing import configure_tracing
 from extraction.outbox.kafka_relay import KafkaOutboxRelay
@@ -23,6 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, once: bool, batch_size: int, poll: float, confirm_timeout: float, **options):
         configure_tracing("relay")
+        probes.start_probe_server()
         relay: OutboxRelay | KafkaOutboxRelay
         if settings.EVENT_TRANSPORT == "kafka":
             relay = KafkaOutboxRelay(batch_size=batch_size, delivery_timeout=confirm_timeout * 2)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from config import probes
 from config.signals import stop_event_on_signals
 from config.tracing import configure_tracing
 from extraction.execution.scheduler import run_scheduler
@@ -16,4 +17,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, once: bool, interval: float | None, **options):
         configure_tracing("scheduler")
+        probes.start_probe_server()
         run_scheduler(stop=stop_event_on_signals(), interval=interval, once=once)

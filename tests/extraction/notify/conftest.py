@@ -77,7 +77,7 @@ def _end_stray_test_database_sessions(django_db_setup):
 
 
 def database_conninfo_for(dbname: str) -> str:
-    from extraction.notify.listeners import database_conninfo
+    from config.db import database_conninfo
 
     conninfo = database_conninfo()
     return psycopg.conninfo.make_conninfo(conninfo, dbname=dbname)

@@ -18,8 +18,9 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import connections
 
+from config.db import database_conninfo
 from extraction.models import JobEvent
-from extraction.notify.listeners import Notifier, database_conninfo, job_group, tenant_group
+from extraction.notify.listeners import Notifier, job_group, tenant_group
 from tests.factories import submit
 from tests.system import ROOT
 
