@@ -301,6 +301,9 @@ class AttemptOutcome(models.TextChoices):
     UNCERTAIN = "uncertain"
     CAPACITY_DEFERRED = "capacity_deferred"  # admission said no: the attempt is handed back unspent
     SHUTDOWN = "shutdown"  # the worker stopped before calling the model and handed the job back
+    # The worker's shutdown grace ran out during the model call: the call (possibly billed) was
+    # abandoned and the job handed back under a new fence, its attempt counter restored.
+    INTERRUPTED = "interrupted"
 
 
 class Attempt(models.Model):

@@ -413,6 +413,25 @@ def hand_back(claim: Claim, *, available_in_seconds: float, outcome: str, detail
     return True
 
 
+def hand_back_interrupted(claim: Claim, *, report: AttemptReport) -> bool:
+    """The worker's shutdown abandoned the attempt's model call: READY again at once under a new
+    fence, the attempt counter restored, the attempt ended in the ledger with ``report``
+    (``interrupted``). False if the job was no longer ours (reaped, cancelled)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        moved = _transition(
+            cursor,
+            SQL["hand_back_interrupted"],
+            claim.job_id,
+            reason=report.outcome,
+            detail={"attempt": claim.attempt, "fence": claim.fence},
+            fence=claim.fence,
+        )
+        if moved is None:
+            return False
+        _end_attempt(cursor, claim.job_id, claim.fence, report)
+    return True
+
+
 # --- human review (VAL-2) ------------------------------------------------------------------------
 
 

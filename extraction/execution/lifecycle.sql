@@ -358,6 +358,26 @@ WITH moved AS (
 SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
 
 
+-- name: hand_back_interrupted
+-- RUNNING -> READY at once with fence+1: the worker's shutdown abandoned the model call. The new
+-- fence refuses whatever the abandoned call's process might still try to complete; the attempt
+-- counter is restored, since an eviction is not the job's failure.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_ready(), state_version = state_version + 1, updated_at = now(),
+           attempt = attempt - 1, fence = fence + 1, lease_owner = '', lease_until = NULL,
+           available_at = now()
+     WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
+    RETURNING tenant_id, state_version, fence
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, tenant_id, state_version, job_state_running(), job_state_ready(),
+                                       %(reason)s, %(detail)s::jsonb)
+      FROM moved
+)
+SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
 -- name: approve_review
 -- VAL-2: REVIEW_REQUIRED -> SUCCEEDED, guarded on the state_version the reviewer saw, with an
 -- extraction.completed.v1 event so the ERP gets the approved output.

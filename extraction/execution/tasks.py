@@ -8,11 +8,14 @@ from PostgreSQL, so a lost wake loses no job — the scheduler sends another.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import uuid
+from typing import Any
 
 from celery import current_app, shared_task
-from celery.signals import worker_shutting_down
+from celery.signals import worker_shutdown, worker_shutting_down
+from django.conf import settings
 from django.db import DatabaseError
 
 from config import tracing
@@ -118,7 +121,19 @@ def run_slot(job_id: str | None = None) -> int:
         return 0
 
 
+@worker_shutdown.connect
+def _end_without_finalizing(sender: Any = None, **_kwargs: Any) -> None:
+    # After a warm shutdown that abandoned model calls: every slot has handed its job back and
+    # Celery has acked, but the abandoned calls still run on daemon threads. Python's teardown
+    # of the interpreter would spend seconds of the grace under them (and can hang on a lock
+    # one of them holds), so the process ends here. Earlier receivers flushed the traces.
+    if worker.runtime().abandoning.is_set():
+        logging.shutdown()
+        os._exit(int(getattr(sender, "exitcode", 0) or 0))
+
+
 @worker_shutting_down.connect
 def _stop_claiming(**_kwargs) -> None:
-    # SIGTERM: slots stop claiming at once; attempts in hand finish within their timeout.
-    worker.runtime().stopping.set()
+    # SIGTERM (Celery's warm shutdown, which then waits for every slot): slots stop claiming at
+    # once; model calls still running when the grace is nearly spent are handed back.
+    worker.runtime().begin_shutdown(settings.WORKER_SHUTDOWN_GRACE_SECONDS)

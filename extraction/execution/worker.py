@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from opentelemetry.trace import Span
 
 from accounts.models import EInvoiceIntake, Tenant
-from config import tracing
+from config import probes, tracing
 from config.instruments import PROVIDER_RATE_LIMITED
 from extraction.capacity import limiter
 from extraction.capacity.tokens import reservation
@@ -59,11 +59,17 @@ def db_step() -> Iterator[None]:
 
 
 class WorkerRuntime:
-    """Per-process state: identity, the in-flight registry, the heartbeat, the stop flag."""
+    """Per-process state: identity, the in-flight registry, the heartbeat, the stop flags."""
 
     def __init__(self, worker_id: str | None = None) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        # Set by SIGTERM: slots claim nothing more.
         self.stopping = threading.Event()
+        # Set when the shutdown grace is nearly spent: model calls still running are abandoned
+        # and their jobs handed back (begin_shutdown).
+        self.abandoning = threading.Event()
+        # The events slots wait on for their model calls' answers; abandon() sets them all.
+        self._waiting: set[threading.Event] = set()
         self._lock = threading.Lock()
         self._in_flight: dict[uuid.UUID, Claim] = {}
         self._lost: set[uuid.UUID] = set()
@@ -104,6 +110,50 @@ class WorkerRuntime:
         with self._lock:
             return self._ran_unwoken.pop(job_id, False) is None
 
+    # -- shutdown ------------------------------------------------------------------------------
+    def begin_shutdown(self, grace_seconds: float) -> float:
+        """SIGTERM: stop claiming now; let model calls run until the grace is nearly spent, then
+        abandon the ones still running so their jobs are handed back before the process must be
+        gone. Returns the seconds calls are given.
+
+        A call is given the whole grace rather than judged hopeless at once: it is paid for
+        either way, and most answer well inside their timeout. What is left at the end is
+        handed back under a new fence (``_hand_back_interrupted``), so the job is claimable at
+        once instead of after its lease, and a late answer in this process is refused."""
+        self.stopping.set()
+        drain = max(0.0, grace_seconds - hand_back_margin(grace_seconds))
+        if not self.abandoning.is_set():
+            timer = threading.Timer(drain, self.abandon)
+            timer.daemon = True
+            timer.start()
+        logger.info(
+            "shutting down: no more claims; model calls have %.1f s to answer",
+            drain,
+            extra={"in_flight": self.in_flight()},
+        )
+        return drain
+
+    def abandon(self) -> None:
+        """Wake every slot waiting for a model call: those calls are given up."""
+        with self._lock:
+            self.abandoning.set()
+            waiting = list(self._waiting)
+        for answered_or_abandoned in waiting:
+            answered_or_abandoned.set()
+
+    @contextmanager
+    def waiting_for_call(self, woken: threading.Event) -> Iterator[None]:
+        """Register ``woken`` to be set by :meth:`abandon`; Interrupted if that already happened."""
+        with self._lock:
+            if self.abandoning.is_set():
+                raise Interrupted("the worker is shutting down")
+            self._waiting.add(woken)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._waiting.discard(woken)
+
     # -- heartbeat (EXE-2) ---------------------------------------------------------------------
     def _ensure_heartbeat(self) -> None:
         with self._lock:
@@ -131,11 +181,53 @@ class WorkerRuntime:
 
     def _beat_forever(self) -> None:
         while True:
+            # A lease heartbeat that stops turning loses every lease of the process: liveness
+            # fails after it has missed a few (a failed beat still turns: the lease has margin).
+            probes.beat("lease-heartbeat", bound_seconds=4 * settings.HEARTBEAT_SECONDS + 30)
             time.sleep(settings.HEARTBEAT_SECONDS)
             try:
                 self.beat_once()
             except Exception:  # a failed beat is retried; the lease has margin
                 logger.exception("heartbeat failed")
+
+
+def hand_back_margin(grace_seconds: float) -> float:
+    """How long before the grace ends the running calls are abandoned: time to hand their jobs
+    back (a statement each) and for Celery to ack and stop, on a loaded host."""
+    return max(1.5, min(5.0, grace_seconds / 4))
+
+
+class Interrupted(Exception):
+    """The worker's shutdown abandoned this attempt's model call."""
+
+
+def call_provider(provider: Any, request: ProviderRequest, rt: WorkerRuntime) -> ProviderResponse:
+    """``provider.extract(request)``, abandoned (``Interrupted``) if the shutdown grace runs out
+    first.
+
+    The call runs on a daemon thread of its own so that this slot can give up waiting: an HTTP
+    read cannot be interrupted from outside, and Celery's warm shutdown waits for every slot.
+    An abandoned call's thread dies with the process; its answer, if one comes, is dropped. An
+    answer that arrives together with the shutdown is kept."""
+    outcome: dict[str, Any] = {}
+    woken = threading.Event()
+
+    def _call() -> None:
+        try:
+            outcome["response"] = provider.extract(request)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting slot as it is
+            outcome["error"] = exc
+        finally:
+            woken.set()
+
+    with rt.waiting_for_call(woken):
+        threading.Thread(target=_call, name="provider-call", daemon=True).start()
+        woken.wait()
+    if "error" in outcome:
+        raise outcome["error"]
+    if "response" in outcome:
+        return outcome["response"]
+    raise Interrupted("the worker's shutdown grace ran out during the model call")
 
 
 # Enough for the wake-ups a busy worker has queued (prefetch: one per thread); a job
@@ -361,7 +453,10 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> str:
             timeout_seconds=max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining)),
         )
         try:
-            response = provider.extract(request)
+            response = call_provider(provider, request, rt)
+        except Interrupted as exc:
+            limiter.release(granted, actual_tokens=None)  # sent and unanswered: it may be billed
+            return _hand_back_interrupted(claim, provider.name, detail=str(exc))
         except ProviderError as exc:
             limiter.release(granted, actual_tokens=_billed_tokens(exc))
             if exc.kind == ErrorKind.RATE_LIMITED:
@@ -504,6 +599,21 @@ def _complete_from_einvoice(claim: Claim, rt: WorkerRuntime, document: DocumentT
             )
         ),
     )
+
+
+def _hand_back_interrupted(claim: Claim, provider: str, *, detail: str) -> str:
+    """The shutdown abandoned the model call: the job goes back to READY at once under a new
+    fence, the attempt recorded as interrupted and not counted against the job's budget (an
+    eviction is not the job's failure)."""
+    with db_step():
+        handed_back = lifecycle.hand_back_interrupted(
+            claim, report=_report(AttemptOutcome.INTERRUPTED, provider=provider, detail=detail)
+        )
+    logger.warning(
+        "model call abandoned at shutdown: job handed back" if handed_back else "model call abandoned at shutdown",
+        extra=claim.log_extra(),
+    )
+    return "interrupted" if handed_back else "stale"
 
 
 def _server_not_serving(error: ProviderError) -> bool:

@@ -1,0 +1,145 @@
+"""Evictions: an orchestrator SIGTERMs an llm worker in the middle of a model call, and SIGKILLs
+it if it outlives its grace period — the commonest fault in production.
+
+On SIGTERM the worker stops claiming, gives running calls until its grace is nearly spent
+(WORKER_SHUTDOWN_GRACE_SECONDS), then hands their jobs back under a new fence, READY at once,
+the attempt recorded ``interrupted`` and not counted against the job's budget; it exits within
+the grace. A SIGKILL can hand nothing back: the lease expires and the reaper retries, and the
+wake-up the worker held returns to the queue, which RabbitMQ 3.10 counts towards the quorum
+queue's delivery limit.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any
+
+import pytest
+from kombu import Connection
+
+from config.topology import DELIVERY_LIMIT, LLM
+from extraction.models import Attempt, ExtractionJob, ExtractionResult
+from tests.factories import submit
+from tests.system import all_terminal, queue_depth, wait_for
+
+pytestmark = pytest.mark.slow
+
+GRACE_SECONDS = 4.0
+# Every simulated call outlasts the grace; the attempt timeout and the lease outlast the call,
+# so nothing but the shutdown can end an attempt.
+SLOW_CALL = {"latency_mean_seconds": 30.0, "latency_p95_seconds": 0.0}
+LONG_CLOCKS = {
+    "ATTEMPT_TIMEOUT_SECONDS": "60",
+    "LEASE_SECONDS": "90",
+    "WORKER_SHUTDOWN_GRACE_SECONDS": str(GRACE_SECONDS),
+}
+
+
+def _calls(sim, job_id: str) -> int:
+    return int(sim.stats()["calls_by_job"].get(job_id, 0))
+
+
+def test_a_job_evicted_mid_call_eleven_times_ends_once_with_its_budget_intact(processes, tenant, sim):
+    sim.control(**SLOW_CALL)
+    processes.relay()
+    processes.celery("ingress", "ingress")
+    processes.scheduler()
+    job_id = submit(tenant)
+    wait_for(lambda: ExtractionJob.objects.get(pk=job_id).state == "READY", message=processes.logs)
+
+    fence = 0
+    exits: list[float] = []
+    for eviction in range(1, 12):
+        name = f"llm-{eviction}"
+        processes.celery(name, "llm", concurrency=4, **LONG_CLOCKS)
+        wait_for(lambda n=eviction: _calls(sim, job_id) == n, timeout=60, message=processes.logs)  # the call is out
+        job = ExtractionJob.objects.get(pk=job_id)
+        assert (job.state, job.fence) == ("RUNNING", fence + 1)
+
+        sent = time.monotonic()
+        processes.procs[name].send_signal(signal.SIGTERM)
+        exit_code = processes.wait_exit(name, timeout=GRACE_SECONDS + 30)
+        took = time.monotonic() - sent
+
+        assert exit_code == 0, processes.logs([name])
+        assert took < GRACE_SECONDS, f"eviction {eviction}: exited after {took:.1f} s"
+        exits.append(took)
+        job = ExtractionJob.objects.get(pk=job_id)
+        # Handed back under a new fence, claimable now (not after the 90 s lease), budget intact.
+        assert (job.state, job.fence, job.attempt) == ("READY", fence + 2, 0)
+        assert job.available_at <= job.updated_at
+        interrupted = Attempt.objects.get(job_id=job_id, fence=fence + 1)
+        assert interrupted.outcome == "interrupted" and interrupted.ended_at is not None
+        fence += 2
+
+    sim.control(latency_mean_seconds=0.05, latency_p95_seconds=0.0)
+    processes.celery("llm", "llm", concurrency=4)
+    wait_for(lambda: all_terminal([job_id]), timeout=60, message=processes.logs)
+
+    job = ExtractionJob.objects.get(pk=job_id)
+    assert job.state == "SUCCEEDED"
+    assert job.attempt == 1  # eleven evictions spent none of the job's 5 attempts
+    assert ExtractionResult.objects.filter(job_id=job_id).count() == 1
+    outcomes = list(Attempt.objects.filter(job_id=job_id).order_by("fence").values_list("outcome", flat=True))
+    assert outcomes == ["interrupted"] * 11 + ["succeeded"]
+    assert _calls(sim, job_id) == 12 == len(outcomes)  # model calls ≤ attempts recorded
+    print(f"exits after SIGTERM (grace {GRACE_SECONDS} s): " + ", ".join(f"{t:.2f}" for t in exits))
+
+
+def test_a_worker_killed_after_its_grace_costs_an_attempt_and_its_wake_up_is_re_sent(
+    processes, tenant, sim, broker, settings
+):
+    """SIGTERM, then SIGKILL before the grace is out (the orchestrator's period was shorter than
+    the worker's): the lease expires and the reaper retries. Each kill returns the wake-up the
+    worker held; past the quorum queue's delivery limit RabbitMQ dead-letters it although it
+    never failed, and the scheduler wakes the workers again from PostgreSQL."""
+    settings.JOB_MAX_ATTEMPTS = DELIVERY_LIMIT + 5  # every SIGKILL mid-call costs an attempt
+    sim.control(**SLOW_CALL)
+    processes.relay()
+    processes.celery("ingress", "ingress")
+    processes.scheduler()
+    job_id = submit(tenant)
+    wait_for(lambda: ExtractionJob.objects.get(pk=job_id).state == "READY", message=processes.logs)
+    killed_clocks = {**LONG_CLOCKS, "LEASE_SECONDS": "4", "WORKER_SHUTDOWN_GRACE_SECONDS": "30"}
+
+    kills = 0
+    while queue_depth(broker, f"{LLM}.dlq") == 0:
+        assert kills <= DELIVERY_LIMIT + 1, "the wake-up was never dead-lettered"
+        kills += 1
+        name = f"llm-killed-{kills}"
+        processes.celery(name, "llm", concurrency=1, **killed_clocks)
+        wait_for(lambda n=kills: _calls(sim, job_id) == n, timeout=60, message=processes.logs)
+        processes.procs[name].send_signal(signal.SIGTERM)
+        time.sleep(0.5)  # inside the worker's 30 s grace: the call is still running
+        processes.kill(name, signal.SIGKILL)
+        # The lease (4 s) runs out and the reaper makes the job claimable again.
+        wait_for(
+            lambda: ExtractionJob.objects.get(pk=job_id).state in ("RETRY_SCHEDULED", "READY"),
+            timeout=30,
+            message=processes.logs,
+        )
+
+    # RabbitMQ 3.10 (Debian's) counts a return on a closed channel as a delivery: the wake-up
+    # that never failed was dead-lettered at the limit.
+    assert kills == DELIVERY_LIMIT + 1
+    assert _dead_lettered_tasks(broker) == ["extraction.run_slot"]
+    sim.control(latency_mean_seconds=0.05, latency_p95_seconds=0.0)
+    processes.celery("llm", "llm", concurrency=4)
+    wait_for(lambda: all_terminal([job_id]), timeout=60, message=processes.logs)
+    job = ExtractionJob.objects.get(pk=job_id)
+    assert job.state == "SUCCEEDED"
+    assert job.attempt == kills + 1
+    outcomes = list(Attempt.objects.filter(job_id=job_id).order_by("fence").values_list("outcome", flat=True))
+    assert outcomes == ["lease_lost"] * kills + ["succeeded"]
+    assert ExtractionResult.objects.filter(job_id=job_id).count() == 1
+
+
+def _dead_lettered_tasks(broker_url: str) -> list[str]:
+    """The Celery task names of the messages in the llm queue's dead-letter queue."""
+    names = []
+    with Connection(broker_url) as conn:
+        channel: Any = conn.channel()
+        while (message := channel.basic_get(f"{LLM}.dlq", no_ack=True)) is not None:
+            names.append(message.headers["task"])
+    return names
