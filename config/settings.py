@@ -610,7 +610,16 @@ METRICS_COLLECTORS = [
     "extraction.capacity.metrics.collect",
     "extraction.review.metrics.collect",
     "delivery.metrics.collect",
+    "config.autoscaling.collect",
 ]
+# The autoscaling signal (config/autoscaling.py): each app's demand per pool, read in the
+# scrape's transaction like the collectors above; /metrics' extraction_autoscale_replicas.
+AUTOSCALE_DEMANDS = ["extraction.capacity.autoscale.llm_worker_demands", "delivery.autoscale.delivery_worker_demands"]
+# Arrivals are counted over this window (Little's law's arrival rate).
+AUTOSCALE_WINDOW_SECONDS = float(env("AUTOSCALE_WINDOW_SECONDS", "60") or 60)
+# Concurrent calls one replica carries: the Procfile's --concurrency of each worker process.
+LLM_WORKER_CONCURRENCY = env_int("LLM_WORKER_CONCURRENCY", 300)
+DELIVERY_WORKER_CONCURRENCY = env_int("DELIVERY_WORKER_CONCURRENCY", 16)
 # Collectors that read another server over the network; called after the scrape's transaction.
 METRICS_SERVICE_COLLECTORS = ["config.broker_metrics.collect", "extraction.providers.local.metrics.collect"]
 # A count in /metrics is exact up to this many rows, then the planner's estimate.

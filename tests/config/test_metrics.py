@@ -686,7 +686,8 @@ def test_labels_carry_no_job_tenant_or_endpoint_ids(jobs, deliveries):
     assert tenant_id not in body
     assert not any(str(job_id) in body for job_id in jobs)
     names = {key for key, _ in _LABEL.findall(body)}
-    assert names <= {"state", "pool", "dimension", "queue", "status", "status_class", "outcome", "le"}
+    bounded = {"state", "pool", "dimension", "queue", "status", "status_class", "outcome", "le", "process", "kind"}
+    assert names <= bounded
 
 
 def test_exposition_parses_with_the_prometheus_client_parser(jobs):
