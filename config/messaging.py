@@ -8,14 +8,16 @@ consumer reloads everything else from PostgreSQL (OUT-3).
 from __future__ import annotations
 
 import logging
-import random
 import time
 import uuid
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from celery.exceptions import Reject
+from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
+
+from config.backoff import full_jitter
 
 SUPPORTED_EVENT_VERSIONS = {1}
 T = TypeVar("T")
@@ -62,16 +64,28 @@ def outbox_event(
 def durable_step(logger: logging.Logger, message: object, step: Callable[[], T]) -> T:
     """Run the step that moves a message's responsibility into PostgreSQL, before the ack.
 
-    A transient database failure (restart, lost connection) backs off here, then requeues —
-    the queue's delivery limit bounds the retries; a permanent refusal dead-letters the message.
+    A transient database failure (a restart, a failover, a lost connection) is retried here,
+    with backoff, for up to ``DURABLE_STEP_RETRY_SECONDS``: a requeue would count towards the
+    quorum queue's delivery limit (RabbitMQ 3.10 counts every return), so a database that moves
+    for a while must not dead-letter messages that never failed. Past that the message is
+    requeued; a permanent refusal dead-letters it.
     """
+    deadline = time.monotonic() + settings.DURABLE_STEP_RETRY_SECONDS
+    failures = 0
     try:
-        return step()
-    except (OperationalError, InterfaceError) as exc:
-        connection.close()
-        time.sleep(random.uniform(1, 5))
-        raise Reject(f"database unavailable: {exc}", requeue=True) from exc
-    except DatabaseError as exc:
-        raise reject_to_dead_letters(logger, f"database refused the event: {exc}", message) from exc
+        while True:
+            try:
+                return step()
+            except (OperationalError, InterfaceError) as exc:
+                connection.close()
+                failures += 1
+                if failures == 1:
+                    logger.warning("database unavailable; retrying the step before the ack", extra={"error": str(exc)})
+                # Paused before a requeue too, so a long outage is not a redelivery loop.
+                time.sleep(full_jitter(failures, base=0.5, cap=5.0))
+                if time.monotonic() >= deadline:
+                    raise Reject(f"database unavailable: {exc}", requeue=True) from exc
+            except DatabaseError as exc:
+                raise reject_to_dead_letters(logger, f"database refused the event: {exc}", message) from exc
     finally:
         connection.close()

@@ -454,6 +454,9 @@ HEARTBEAT_SECONDS = float(env("HEARTBEAT_SECONDS", "15") or 15)
 # Time kept free before a deadline to commit a result: a retry that cannot finish a whole
 # attempt plus this margin before the deadline is not scheduled (RTY-1).
 COMMIT_MARGIN_SECONDS = float(env("COMMIT_MARGIN_SECONDS", "5") or 5)
+# A consumer retries the step that takes a message into PostgreSQL this long while the database
+# is away (a restart, a failover) before it requeues the message (config.messaging.durable_step).
+DURABLE_STEP_RETRY_SECONDS = float(env("DURABLE_STEP_RETRY_SECONDS", "60") or 60)
 # An ACCEPTED job whose requested event was published this long ago without reaching the
 # inbox is made READY by the scheduler (BRK-4: a lost or purged message loses no job).
 INGRESS_RECOVERY_SECONDS = float(env("INGRESS_RECOVERY_SECONDS", "30") or 30)

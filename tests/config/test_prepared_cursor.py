@@ -159,13 +159,15 @@ def _state(job_id: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("pool_check", "deliveries"),
+    ("pool_check", "retry_seconds", "deliveries"),
     [
         # The checkout's check finds the dead connection and the pool replaces it: the first
         # delivery takes the job in (what a database restart or failover costs by default).
-        ("1", [("task-succeeded", None)]),
-        # Unchecked, the step fails on it: requeued (not acked, not dead-lettered), then taken in.
-        ("0", [("task-rejected", True), ("task-succeeded", None)]),
+        ("1", "60", [("task-succeeded", None)]),
+        # Unchecked, the step fails on it and tries again on a new connection before the ack.
+        ("0", "60", [("task-succeeded", None)]),
+        # Neither: requeued (not acked, not dead-lettered), then taken in.
+        ("0", "0", [("task-rejected", True), ("task-succeeded", None)]),
     ],
 )
 def test_ingress_survives_its_backend_being_terminated(
@@ -173,6 +175,7 @@ def test_ingress_survives_its_backend_being_terminated(
     broker: str,
     task_events: list[dict[str, Any]],
     pool_check: str,
+    retry_seconds: str,
     deliveries: list[tuple[str, bool | None]],
 ) -> None:
     """The ingress meets a pooled connection whose backend PostgreSQL terminated, and takes the
@@ -207,6 +210,7 @@ def test_ingress_survives_its_backend_being_terminated(
         ],
         POSTGRES_POOL_MAX_SIZE="1",
         POSTGRES_POOL_CHECK=pool_check,
+        DURABLE_STEP_RETRY_SECONDS=retry_seconds,
         PGAPPNAME=INGRESS_APPLICATION,
     )
 
