@@ -82,6 +82,29 @@ def _require_loopback(host: str) -> None:
         raise ValueError(f"{host!r} is not a loopback address; the proxy only listens on and forwards to loopback")
 
 
+# Addresses other than loopback that a proxy may *listen* on: only those a test harness assigned
+# to a network of its own making, for as long as that network exists (tests/cluster/netns.py
+# adds its bridge's address when it creates the bridge and removes it on teardown), so processes
+# in its network namespaces can reach loopback services. A proxy still forwards only to loopback,
+# and nothing here ever adds an address: bench's own proxies stay loopback-only.
+_HARNESS_LISTEN_ADDRESSES: set[str] = set()
+
+
+def allow_listen_address(address: str) -> None:
+    """Let proxies listen on ``address``, an address of a network the caller itself created."""
+    _HARNESS_LISTEN_ADDRESSES.add(str(ipaddress.ip_address(address)))
+
+
+def forbid_listen_address(address: str) -> None:
+    """Undo :func:`allow_listen_address` (the network is gone)."""
+    _HARNESS_LISTEN_ADDRESSES.discard(str(ipaddress.ip_address(address)))
+
+
+def _require_listen_address(host: str) -> None:
+    if str(ipaddress.ip_address(host)) not in _HARNESS_LISTEN_ADDRESSES:
+        _require_loopback(host)
+
+
 class TcpProxy:
     """Listens on ``listen_host:listen_port`` (0: a free port) and forwards each connection to
     ``target_host:target_port``."""
@@ -90,7 +113,7 @@ class TcpProxy:
         self, target_host: str, target_port: int, *, listen_host: str = "127.0.0.1", listen_port: int = 0
     ) -> None:
         _require_loopback(target_host)
-        _require_loopback(listen_host)
+        _require_listen_address(listen_host)
         self.target = (target_host, target_port)
         self.listen_host = listen_host
         self.port = listen_port
@@ -212,12 +235,18 @@ class ProxyThread:
     """A :class:`TcpProxy` on its own event loop in a daemon thread; every method may be called
     from any thread and returns once the proxy has done it."""
 
-    def __init__(self, target_host: str, target_port: int, *, listen_port: int = 0) -> None:
+    def __init__(
+        self, target_host: str, target_port: int, *, listen_port: int = 0, listen_host: str = "127.0.0.1"
+    ) -> None:
+        self.proxy = TcpProxy(target_host, target_port, listen_host=listen_host, listen_port=listen_port)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="tcp-proxy", daemon=True)
         self._thread.start()
-        self.proxy = TcpProxy(target_host, target_port, listen_port=listen_port)
-        self._call(self.proxy.start())
+        try:
+            self._call(self.proxy.start())
+        except BaseException:
+            self.close()  # e.g. the port is taken: no loop thread left behind
+            raise
 
     def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=30)
