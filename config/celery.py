@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,6 +14,10 @@ from config import probes
 from config.tracing import configure_tracing, shutdown_tracing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+# Celery warns once per lost connection that it will cancel tasks on connection loss by default
+# in 6.0; we set worker_cancel_long_running_tasks_on_connection_loss explicitly (settings say why).
+warnings.filterwarnings("ignore", message=r"\s*In Celery 5\.1 we introduced an optional breaking change")
 
 app = Celery("extraction")
 app.config_from_object("django.conf:settings", namespace="CELERY")

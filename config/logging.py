@@ -37,3 +37,31 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
+
+
+def _is_connection_loss(exc: BaseException | None) -> bool:
+    from amqp.exceptions import ConnectionError as AmqpConnectionError
+    from amqp.exceptions import RecoverableConnectionError
+
+    return isinstance(exc, OSError | AmqpConnectionError | RecoverableConnectionError)
+
+
+class BrokerLossFilter(logging.Filter):
+    """What a Celery worker logs when its RabbitMQ node goes away, as an operator should read it.
+
+    Celery already warns that the connection was lost and says each node it cannot reach. Then
+    the ack of every message the worker had in hand fails, since the broker has returned those
+    messages with the connection (they are redelivered), and kombu logs each one as CRITICAL with
+    a traceback: those become DEBUG lines without one. A node that refuses the reconnection is
+    a WARNING (Celery moves to the next). A failed ack for any other reason is left as it is."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith(("Couldn't ack", "Couldn't reject")) and record.exc_info:
+            if _is_connection_loss(record.exc_info[1]):
+                record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+                record.exc_info, record.exc_text = None, None
+                return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        if record.levelno == logging.ERROR and "Cannot connect to" in message and "failover" in message:
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from config.backoff import full_jitter
+from config.outages import Outage
 
 SUPPORTED_EVENT_VERSIONS = {1}
 T = TypeVar("T")
@@ -75,17 +76,29 @@ def durable_step(logger: logging.Logger, message: object, step: Callable[[], T])
     try:
         while True:
             try:
-                return step()
+                result = step()
             except (OperationalError, InterfaceError) as exc:
                 connection.close()
                 failures += 1
-                if failures == 1:
-                    logger.warning("database unavailable; retrying the step before the ack", extra={"error": str(exc)})
+                _database(logger).failed(
+                    exc, consequence="messages are taken in when it is back (retried before the ack)"
+                )
                 # Paused before a requeue too, so a long outage is not a redelivery loop.
                 time.sleep(full_jitter(failures, base=0.5, cap=5.0))
                 if time.monotonic() >= deadline:
                     raise Reject(f"database unavailable: {exc}", requeue=True) from exc
             except DatabaseError as exc:
                 raise reject_to_dead_letters(logger, f"database refused the event: {exc}", message) from exc
+            else:
+                _database(logger).succeeded()
+                return result
     finally:
         connection.close()
+
+
+_outages: dict[str, Outage] = {}
+
+
+def _database(logger: logging.Logger) -> Outage:
+    """The database as this consumer's steps see it (one warning per outage, not per message)."""
+    return _outages.setdefault(logger.name, Outage(logger, "PostgreSQL"))

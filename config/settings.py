@@ -415,6 +415,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
+    "filters": {"broker_loss": {"()": "config.logging.BrokerLossFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {
@@ -422,7 +423,13 @@ LOGGING = {
         # One line per HTTP call and per task is noise at hundreds of jobs a second.
         "httpx2": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
-        "celery.app.trace": {"level": "WARNING"},
+        # ERROR: a task rejected to the dead letters is logged by us with its reason (ERROR);
+        # Celery's own WARNING for it repeats that with a traceback.
+        "celery.app.trace": {"level": "ERROR"},
+        # A broker node lost: one warning per worker and reconnection, not a traceback per
+        # message in hand (config.logging.BrokerLossFilter).
+        "celery.worker.request": {"filters": ["broker_loss"]},
+        "celery.worker.consumer.consumer": {"filters": ["broker_loss"]},
         "celery.worker.strategy": {"level": "WARNING"},
     },
 }
@@ -487,7 +494,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True  # bounded by x-delivery-limit + DLX
 CELERY_TASK_ACKS_ON_FAILURE = False  # a failed task is rejected without requeue → DLQ
 CELERY_TASK_ACKS_ON_TIMEOUT = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# Off: the threads pool cannot cancel a running task (Celery logs a traceback per task trying),
+# and a task whose message the broker returned with a lost connection is harmless to finish:
+# the work is decided in PostgreSQL, and the redelivered message finds it done.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_TASK_IGNORE_RESULT = True  # PostgreSQL is the record
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"

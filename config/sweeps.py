@@ -13,6 +13,7 @@ from kombu import Connection
 
 from config import probes
 from config.broker import broker_connection, connect_to_a_node
+from config.outages import Outage
 from config.topology import declare_topology
 
 
@@ -35,6 +36,7 @@ def sweep_forever(
     """
     interval = settings.SCHEDULER_INTERVAL_SECONDS if interval is None else interval
     broker: Connection | None = None
+    dependencies = Outage(log, f"PostgreSQL or RabbitMQ ({name} sweep)")
     while not stop.is_set():
         probes.beat(name, bound_seconds=probes.LOOP_BOUND_SECONDS + interval)
         try:
@@ -42,12 +44,14 @@ def sweep_forever(
                 broker = connect_to_a_node(broker_connection(connect_timeout=5))
                 declare_topology(broker)
             sweep(broker)
-        except Exception:  # DB or broker down: keep sweeping once they return
-            log.exception("%s sweep failed", name)
+        except Exception as exc:  # noqa: BLE001 - Outage.failed logs a bug with its traceback
+            dependencies.failed(exc, consequence=f"the {name} sweep tries again every {interval:g} s")
             connection.close()
             if broker is not None:
                 broker.release()
             broker = None
+        else:
+            dependencies.succeeded()
         if once:
             break
         stop.wait(interval)

@@ -40,6 +40,7 @@ from opentelemetry.trace import SpanKind
 
 from config import tracing
 from config.backoff import full_jitter, parse_retry_after
+from config.outages import Outage
 from config.sql import load_statements
 from config.topology import DELIVERY, queue_depth
 from delivery import egress, signing
@@ -661,9 +662,14 @@ def publish_dispatch_hints(delivery_ids: Iterable[uuid.UUID], *, broker: Connect
                 connection=broker,
             )
             sent += 1
-    except Exception:
-        logger.warning("could not publish a delivery hint; the scheduler will", exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - Outage.failed logs a bug with its traceback
+        _hint_broker.failed(exc, consequence="delivery hints are dropped; the scheduler hints due deliveries again")
+    else:
+        _hint_broker.succeeded()
     return sent
+
+
+_hint_broker = Outage(logger, "RabbitMQ (delivery hints)")
 
 
 def schedule_due_deliveries(broker: Connection) -> int:

@@ -20,6 +20,7 @@ from django.db import DatabaseError
 
 from config import tracing
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
+from config.outages import Outage
 from config.topology import LLM, WORK_EXCHANGE
 from extraction.execution import lifecycle, worker
 from extraction.execution.faults import fault_point
@@ -74,10 +75,15 @@ def wake_workers(count: int, *, job_id: str | None = None) -> int:
                 **message.properties,
             )
             sent += 1
-    except Exception:
+    except Exception as exc:  # noqa: BLE001 - Outage.failed logs a bug with its traceback
         _drop_wake_producer()  # a broken connection: the next wake opens another
-        logger.warning("could not publish a worker wake-up; the scheduler will", exc_info=True)
+        _wake_broker.failed(exc, consequence="wake-ups are dropped; the scheduler wakes the workers from PostgreSQL")
+    else:
+        _wake_broker.succeeded()
     return sent
+
+
+_wake_broker = Outage(logger, "RabbitMQ (worker wake-ups)")
 
 
 _wake_channel = threading.local()

@@ -29,6 +29,7 @@ from config import probes, tracing
 from config.broker import broker_connection, connect_to_a_node
 from config.celery import app as celery_app
 from config.db import database_conninfo, prepared_cursor
+from config.outages import Outage
 from config.sql import load_statements
 from config.topology import DEAD_LETTER_EVENTS_EXCHANGE, DELIVERY, INGRESS, WORK_EXCHANGE, declare_topology
 from extraction.execution.faults import fault_point
@@ -349,6 +350,7 @@ def run_relay(
     """The relay loop: drain while batches come back full; otherwise wait for a NOTIFY or the poll."""
     relay = relay if relay is not None else OutboxRelay()
     wakeups = OutboxWakeups()
+    dependencies = Outage(logger, "PostgreSQL or the broker (outbox relay)")
     last_lag_log = 0.0
     try:
         while not stop.is_set():
@@ -357,12 +359,14 @@ def run_relay(
                 published = relay.relay_once()
                 if once:
                     relay.mark_confirmed()
-            except Exception:  # DB or broker down: back off, keep the process
-                logger.exception("relay step failed")
+            except Exception as exc:  # noqa: BLE001 - DB or broker down: back off (Outage.failed logs a bug with its traceback)
+                dependencies.failed(exc, consequence="events wait in the outbox; retrying every second")
                 connection.close()
                 relay.close()
                 published = 0
                 stop.wait(1.0)
+            else:
+                dependencies.succeeded()
             if once:
                 return
             if time.monotonic() - last_lag_log > 30:
