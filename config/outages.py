@@ -45,10 +45,12 @@ class Outage:
     def down(self) -> bool:
         return self._since is not None
 
-    def failed(self, exc: BaseException, *, consequence: str) -> None:
+    def failed(self, exc: BaseException, *, consequence: str, extra: dict[str, object] | None = None) -> None:
         """A turn failed with ``exc``; ``consequence`` says what the process does meanwhile."""
         if not isinstance(exc, unavailable_errors()):
-            self.logger.error("%s failed: %s", self.what, consequence, exc_info=exc)
+            self.logger.error(
+                "unexpected error (not %s being away): %s", self.what, consequence, exc_info=exc, extra=extra
+            )
             return
         with self._lock:
             first = self._since is None

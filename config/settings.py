@@ -114,6 +114,8 @@ MIDDLEWARE = [
     # First, so the accept latency it measures includes every other middleware.
     "config.request_metrics.AcceptLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # A view that finds the database away answers 503 + Retry-After, not a 500 per request.
+    "config.availability.DatabaseUnavailableMiddleware",
     # Static files (admin, API docs) served by the app processes themselves: no separate web server needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -422,6 +424,9 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         # One line per HTTP call and per task is noise at hundreds of jobs a second.
         "httpx2": {"level": "WARNING"},
+        # psycopg_pool warns at every failed reconnection of every pooled connection while the
+        # database is away; the process's own warning says so once (config.outages).
+        "psycopg.pool": {"level": "ERROR"},
         "httpx": {"level": "WARNING"},
         # ERROR: a task rejected to the dead letters is logged by us with its reason (ERROR);
         # Celery's own WARNING for it repeats that with a traceback.
@@ -606,6 +611,14 @@ if env("POSTGRES_POOL_MAX_SIZE"):
         "max_size": env_int("POSTGRES_POOL_MAX_SIZE", 20),
         "timeout": 30,
     }
+    # psycopg_pool tries a failed connection again after 1, 2, 4, 8 and 16 s (AttemptWithBackoff)
+    # and makes no other one meanwhile, so a primary back 3 s after a failover could leave every
+    # step of a worker waiting 30 s for a connection (seen in tests/cluster/
+    # test_postgres_failover.py). It tries every second instead (with its jitter), for as long
+    # as its reconnect_timeout (5 minutes). Django builds the pool, so the class is set here.
+    from psycopg_pool.base import AttemptWithBackoff
+
+    AttemptWithBackoff.DELAY_BACKOFF = 1.0
 SCHEDULER_INTERVAL_SECONDS = float(env("SCHEDULER_INTERVAL_SECONDS", "1") or 1)
 SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 # Sweeps of other apps that the durable scheduler runs in each round (a callable taking the

@@ -15,6 +15,7 @@ from celery import shared_task
 from django.db import DatabaseError, connection
 
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
+from config.outages import Outage
 from delivery import dispatch
 
 logger = logging.getLogger("delivery")
@@ -39,13 +40,12 @@ def dispatch_delivery(delivery_id: str) -> str:
         raise reject_to_dead_letters(logger, f"malformed delivery id: {exc}", delivery_id) from exc
     try:
         return dispatch.deliver(parsed)
-    except DatabaseError:
+    except DatabaseError as exc:
         # A hint is cheap to lose: the row stays due (or its lease expires) and the scheduler re-hints.
-        logger.warning(
-            "delivery step failed on the database; left to the scheduler",
-            exc_info=True,
-            extra={"delivery_id": str(delivery_id)},
-        )
+        _database.failed(exc, consequence="deliveries are left to the scheduler's next hint")
         return "database_unavailable"
     finally:
         connection.close()
+
+
+_database = Outage(logger, "PostgreSQL (webhook deliveries)")

@@ -119,11 +119,11 @@ def _drop_wake_producer() -> None:
 def run_slot(job_id: str | None = None) -> int:
     try:
         return worker.run_slot(woken_for=job_id)
-    except DatabaseError:
+    except DatabaseError as exc:
         # A wake-up is a hint: with the database away there is nothing to claim, and the
         # scheduler wakes workers again once it is back. Failing the task would only send the
         # hint to the dead letters and fill the log with a traceback per wake-up.
-        logger.warning("wake-up dropped: the database is unavailable", exc_info=True)
+        worker.DATABASE.failed(exc, consequence="wake-ups are dropped; the scheduler wakes the workers again")
         return 0
 
 

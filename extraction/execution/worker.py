@@ -26,6 +26,7 @@ from opentelemetry.trace import Span
 from accounts.models import EInvoiceIntake, Tenant
 from config import probes, tracing
 from config.instruments import PROVIDER_RATE_LIMITED
+from config.outages import Outage
 from extraction.capacity import limiter
 from extraction.capacity.tokens import reservation
 from extraction.execution import lifecycle, retry
@@ -44,6 +45,8 @@ from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import InvoiceV1
 
 logger = logging.getLogger("extraction.worker")
+# The database as the worker's slots and heartbeat see it: one warning per outage.
+DATABASE = Outage(logger, "PostgreSQL (llm worker)")
 
 MODEL_ANSWER_SCHEMA = "invoice.v1"
 
@@ -187,8 +190,10 @@ class WorkerRuntime:
             time.sleep(settings.HEARTBEAT_SECONDS)
             try:
                 self.beat_once()
-            except Exception:  # a failed beat is retried; the lease has margin
-                logger.exception("heartbeat failed")
+            except Exception as exc:  # noqa: BLE001 - a failed beat is retried; the lease has margin
+                DATABASE.failed(exc, consequence="leases are extended at the next heartbeat")
+            else:
+                DATABASE.succeeded()
 
 
 def hand_back_margin(grace_seconds: float) -> float:
@@ -722,8 +727,12 @@ def run_slot(
             with _attempt_span(claim) as span:
                 outcome = execute_attempt(claim, rt)
                 span.set_attribute("extraction.attempt.result", outcome)
-        except Exception:  # a bug in one attempt must not kill the slot
-            logger.exception("attempt crashed; the lease will expire and the reaper retries", extra=claim.log_extra())
+        except Exception as exc:  # noqa: BLE001 - a bug in one attempt must not kill the slot
+            DATABASE.failed(
+                exc,
+                consequence="an attempt could not be recorded; its lease expires and the reaper retries",
+                extra=claim.log_extra(),
+            )
             continue
         if claimed_again and outcome == "completed":
             rt.ran_unwoken(claim.job_id)

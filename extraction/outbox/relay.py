@@ -379,18 +379,18 @@ def run_relay(
                 continue  # a full batch: more may be waiting
             # The table was drained at the claim: what came since has notified us.
             if relay.has_unmarked and not wakeups.wait(MARK_LINGER_SECONDS):
-                _mark_or_keep(relay)
+                _mark_or_keep(relay, dependencies)
             if not relay.has_unmarked:
                 wakeups.wait(poll_seconds)
     finally:
-        _mark_or_keep(relay)
+        _mark_or_keep(relay, dependencies)
         relay.close()
         wakeups.close()
 
 
-def _mark_or_keep(relay: Relay) -> None:
+def _mark_or_keep(relay: Relay, dependencies: Outage) -> None:
     try:
         relay.mark_confirmed()
-    except Exception:  # kept for the next claim; or re-sent after the claim expires
-        logger.exception("marking confirmed rows failed")
+    except Exception as exc:  # noqa: BLE001 - kept for the next claim; or re-sent after the claim expires
+        dependencies.failed(exc, consequence="confirmed events are marked published at the next claim")
         connection.close()

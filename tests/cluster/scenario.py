@@ -74,6 +74,12 @@ class Pipeline:
         self.token = self.manage("create_tenant", self.tenant_slug).strip().splitlines()[-1]
         self.tenant_id = str(self.one("SELECT id FROM accounts_tenant WHERE slug = %s", [self.tenant_slug]))
 
+    def connect_erp(self) -> None:
+        """The tenant's webhooks to the reference ERP its web process serves (``setup_demo_erp``:
+        registered, the secret handed over, the signed verification answered)."""
+        self.manage("setup_demo_erp", self.tenant_slug, "--base-url", f"http://127.0.0.1:{self.web_port}")
+        self.erp_slug = self.tenant_slug
+
     # -- the database ------------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.dsn, autocommit=True, connect_timeout=5) as conn:

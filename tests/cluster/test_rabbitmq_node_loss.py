@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from kombu import Connection
 
-from accounts.models import Tenant
 from config.celery import app as celery_app
 from config.db import database_conninfo
 from config.topology import ALL_QUEUES, INGRESS, WORK_EXCHANGE, WORK_QUEUES, declare_topology
@@ -32,7 +31,7 @@ from tests.cluster.scenario import (
     pipeline_env,
     stalls,
 )
-from tests.system import SystemProcesses, connect_reference_erp, system_env, wait_for
+from tests.system import SystemProcesses, system_env, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -100,14 +99,7 @@ def test_the_ingress_leader_killed_under_load(rabbitmq, transactional_db, simula
         pipeline.start_services()
         pipeline.wait_ready()
         pipeline.create_tenant()
-        settings.EGRESS_ALLOW_LOOPBACK = True
-        registration = connect_reference_erp(
-            Tenant.objects.get(slug=pipeline.tenant_slug), pipeline.web_port, pipeline.tenant_slug
-        )
-        from delivery import dispatch
-
-        assert dispatch.deliver(registration.verification_delivery_id) == "delivered"
-        pipeline.erp_slug = pipeline.tenant_slug
+        pipeline.connect_erp()
         poison = _plant_poison(broker_url)
 
         load = Load(pipeline, rate=RATE, seconds=LOAD_SECONDS).start()
