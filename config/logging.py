@@ -40,28 +40,39 @@ class JsonFormatter(logging.Formatter):
 
 
 def _is_connection_loss(exc: BaseException | None) -> bool:
+    import redis
     from amqp.exceptions import ConnectionError as AmqpConnectionError
     from amqp.exceptions import RecoverableConnectionError
 
-    return isinstance(exc, OSError | AmqpConnectionError | RecoverableConnectionError)
+    return isinstance(exc, OSError | AmqpConnectionError | RecoverableConnectionError | redis.ConnectionError)
 
 
-class BrokerLossFilter(logging.Filter):
-    """What a Celery worker logs when its RabbitMQ node goes away, as an operator should read it.
+class DependencyLossFilter(logging.Filter):
+    """What libraries log when RabbitMQ or Redis goes away under them, as an operator should read it.
 
-    Celery already warns that the connection was lost and says each node it cannot reach. Then
-    the ack of every message the worker had in hand fails, since the broker has returned those
-    messages with the connection (they are redelivered), and kombu logs each one as CRITICAL with
-    a traceback: those become DEBUG lines without one. A node that refuses the reconnection is
-    a WARNING (Celery moves to the next). A failed ack for any other reason is left as it is."""
+    - A Celery worker whose node went away: Celery already warns that the connection was lost
+      and names each node it cannot reach. Then the ack of every message in hand fails, since
+      the broker returned those messages with the connection (they are redelivered), and kombu
+      logs each as CRITICAL with a traceback: those become DEBUG lines without one. A node that
+      refuses the reconnection is a WARNING (Celery moves on to the next).
+    - The Channels layer's subscription while Redis fails over: channels_redis logs each failed
+      reconnection (about one a second) as ERROR with a traceback: a WARNING line instead.
+    A failure for any other reason is left as it is."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if message.startswith(("Couldn't ack", "Couldn't reject")) and record.exc_info:
-            if _is_connection_loss(record.exc_info[1]):
-                record.levelno, record.levelname = logging.DEBUG, "DEBUG"
-                record.exc_info, record.exc_text = None, None
-                return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
-        if record.levelno == logging.ERROR and "Cannot connect to" in message and "failover" in message:
+        exc = record.exc_info[1] if record.exc_info else None
+        if message.startswith(("Couldn't ack", "Couldn't reject")) and _is_connection_loss(exc):
+            _without_traceback(record, logging.DEBUG)
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        if record.name == "channels_redis.pubsub" and _is_connection_loss(exc):
+            record.msg, record.args = f"Redis unavailable to the channel layer, reconnecting: {exc}", ()
+            _without_traceback(record, logging.WARNING)
+        elif record.levelno == logging.ERROR and "Cannot connect to" in message and "failover" in message:
             record.levelno, record.levelname = logging.WARNING, "WARNING"
         return True
+
+
+def _without_traceback(record: logging.LogRecord, level: int) -> None:
+    record.levelno, record.levelname = level, logging.getLevelName(level)
+    record.exc_info, record.exc_text = None, None

@@ -417,7 +417,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
-    "filters": {"broker_loss": {"()": "config.logging.BrokerLossFilter"}},
+    "filters": {"dependency_loss": {"()": "config.logging.DependencyLossFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {
@@ -431,10 +431,11 @@ LOGGING = {
         # ERROR: a task rejected to the dead letters is logged by us with its reason (ERROR);
         # Celery's own WARNING for it repeats that with a traceback.
         "celery.app.trace": {"level": "ERROR"},
-        # A broker node lost: one warning per worker and reconnection, not a traceback per
-        # message in hand (config.logging.BrokerLossFilter).
-        "celery.worker.request": {"filters": ["broker_loss"]},
-        "celery.worker.consumer.consumer": {"filters": ["broker_loss"]},
+        # A broker node or Redis lost: a warning per process and reconnection, not a traceback
+        # per message in hand or per retry (config.logging.DependencyLossFilter).
+        "celery.worker.request": {"filters": ["dependency_loss"]},
+        "celery.worker.consumer.consumer": {"filters": ["dependency_loss"]},
+        "channels_redis.pubsub": {"filters": ["dependency_loss"]},
         "celery.worker.strategy": {"level": "WARNING"},
     },
 }
