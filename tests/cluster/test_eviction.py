@@ -143,3 +143,53 @@ def _dead_lettered_tasks(broker_url: str) -> list[str]:
         while (message := channel.basic_get(f"{LLM}.dlq", no_ack=True)) is not None:
             names.append(message.headers["task"])
     return names
+
+
+# What each process may take to end on SIGTERM: the Procfile's bounds with the tests' clocks (the
+# Celery workers' WORKER_SHUTDOWN_GRACE_SECONDS, gunicorn's --graceful-timeout, one turn of a loop).
+EXIT_BOUNDS = {
+    "web": 5.0,
+    "ws": 5.0,
+    "relay": 5.0,
+    "ingress": GRACE_SECONDS,
+    "worker": GRACE_SECONDS,
+    "delivery": GRACE_SECONDS,
+    "scheduler": 5.0,
+    "notifier": 5.0,
+}
+
+
+def test_every_process_ends_cleanly_on_sigterm_within_its_grace(processes, transactional_db, sim, tmp_path):
+    """Under load, each long-running process of the Procfile gets SIGTERM in turn: each exits with
+    0 within its bound, and what was accepted still finishes once the others are back."""
+    from config.db import database_conninfo
+    from tests.cluster.scenario import Load, Pipeline, free_port, pipeline_env
+    from tests.system import VENV_BIN, serves_health
+
+    sim.control(latency_mean_seconds=0.5, latency_p95_seconds=0.0)
+    processes.env = pipeline_env(processes.env, simulator=sim, WORKER_SHUTDOWN_GRACE_SECONDS=str(GRACE_SECONDS))
+    pipeline = Pipeline(processes, dsn=database_conninfo(), web_port=free_port())
+    ws_port = free_port()
+    pipeline.start_web()
+    pipeline.start_services()
+    processes.start("ws", [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(ws_port), "config.asgi:application"])
+    pipeline.wait_ready()
+    wait_for(lambda: serves_health(ws_port), timeout=60, message=processes.logs)
+    pipeline.create_tenant()
+    load = Load(pipeline, rate=3.0, seconds=8.0).start()
+    time.sleep(4.0)  # jobs in every stage
+
+    exits = {}
+    for name in EXIT_BOUNDS:
+        sent = time.monotonic()
+        processes.procs[name].send_signal(signal.SIGTERM)
+        code = processes.wait_exit(name, timeout=60)
+        exits[name] = (code, round(time.monotonic() - sent, 2))
+    print(f"\nexits on SIGTERM (code, seconds): {exits}")
+    assert {name: code for name, (code, _) in exits.items()} == dict.fromkeys(EXIT_BOUNDS, 0)
+    assert {name: took <= EXIT_BOUNDS[name] for name, (_, took) in exits.items()} == dict.fromkeys(EXIT_BOUNDS, True)
+
+    pipeline.start_web("web-again")
+    pipeline.start_services(notifier=False)
+    load.finish()
+    wait_for(lambda: pipeline.all_terminal(load.accepted), timeout=120, message=processes.logs)
