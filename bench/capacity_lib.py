@@ -121,10 +121,13 @@ class Services(harness.Services):
 ESTIMATED_TOKENS = 6000
 
 
-def insert_ready_jobs(bench: harness.BenchTenant, count: int, *, waited_seconds: float = 60.0) -> None:
+def insert_ready_jobs(
+    bench: harness.BenchTenant, count: int, *, waited_seconds: float = 60.0, sandbox: harness.Sandbox = SANDBOX
+) -> None:
     """``count`` READY jobs of one tenant in one transaction (as ingress leaves them, available
-    ``waited_seconds`` ago), charged to the tenant's pending usage like acceptance would."""
-    with psycopg.connect(SANDBOX.dsn(app="setup")) as conn:
+    ``waited_seconds`` ago), charged to the tenant's pending usage like acceptance would; in
+    this benchmark's sandbox unless another benchmark names its own."""
+    with psycopg.connect(sandbox.dsn(app="setup")) as conn:
         conn.execute(
             """
             INSERT INTO extraction_jobs (
