@@ -5,6 +5,7 @@ in-flight lease with a single UPDATE."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import os
@@ -216,10 +217,12 @@ def call_provider(provider: Any, request: ProviderRequest, rt: WorkerRuntime) ->
     answer that arrives together with the shutdown is kept."""
     outcome: dict[str, Any] = {}
     woken = threading.Event()
+    # The call's own spans (the HTTP client's) stay children of the attempt's span.
+    context = contextvars.copy_context()
 
     def _call() -> None:
         try:
-            outcome["response"] = provider.extract(request)
+            outcome["response"] = context.run(provider.extract, request)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting slot as it is
             outcome["error"] = exc
         finally:

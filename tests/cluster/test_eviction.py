@@ -40,13 +40,20 @@ def _calls(sim, job_id: str) -> int:
     return int(sim.stats()["calls_by_job"].get(job_id, 0))
 
 
-def test_a_job_evicted_mid_call_eleven_times_ends_once_with_its_budget_intact(processes, tenant, sim):
+def _a_slow_job_ready(processes, tenant, sim) -> str:
+    """Every process but the llm worker running, and one job READY whose model call will outlast
+    any grace: the test starts and stops llm workers itself."""
     sim.control(**SLOW_CALL)
     processes.relay()
     processes.celery("ingress", "ingress")
     processes.scheduler()
     job_id = submit(tenant)
     wait_for(lambda: ExtractionJob.objects.get(pk=job_id).state == "READY", message=processes.logs)
+    return job_id
+
+
+def test_a_job_evicted_mid_call_eleven_times_ends_once_with_its_budget_intact(processes, tenant, sim):
+    job_id = _a_slow_job_ready(processes, tenant, sim)
 
     fence = 0
     exits: list[float] = []
@@ -95,12 +102,7 @@ def test_a_worker_killed_after_its_grace_costs_an_attempt_and_its_wake_up_is_re_
     worker held; past the quorum queue's delivery limit RabbitMQ dead-letters it although it
     never failed, and the scheduler wakes the workers again from PostgreSQL."""
     settings.JOB_MAX_ATTEMPTS = DELIVERY_LIMIT + 5  # every SIGKILL mid-call costs an attempt
-    sim.control(**SLOW_CALL)
-    processes.relay()
-    processes.celery("ingress", "ingress")
-    processes.scheduler()
-    job_id = submit(tenant)
-    wait_for(lambda: ExtractionJob.objects.get(pk=job_id).state == "READY", message=processes.logs)
+    job_id = _a_slow_job_ready(processes, tenant, sim)
     killed_clocks = {**LONG_CLOCKS, "LEASE_SECONDS": "4", "WORKER_SHUTDOWN_GRACE_SECONDS": "30"}
 
     kills = 0
