@@ -78,6 +78,7 @@ class ConsumerLoopBeat(bootsteps.StartStopStep):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        probes.forget("consumer")
 
 
 class DeadLetteringConsumer(Consumer):

@@ -55,5 +55,6 @@ def sweep_forever(
         if once:
             break
         stop.wait(interval)
+    probes.forget(name)
     if broker is not None:
         broker.release()

@@ -208,6 +208,7 @@ class DurablePrefixConsumer:
                 )
                 self._close_consumer()
                 stop.wait(full_jitter(failures, base=1.0, cap=30.0))
+        probes.forget(self.name)
         self._stopping.set()
         self._pool.shutdown(wait=True, cancel_futures=False)
         self._drain_finished()

@@ -480,6 +480,7 @@ class Notifier:
                 logger.warning("notifier step failed; retrying", extra={"error": repr(exc), "delay": delay})
                 await self.close()
                 await _wait_any(stop, timeout=delay)
+        probes.forget("notifier")
         await self.close()
 
     async def close(self) -> None:

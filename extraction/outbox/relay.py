@@ -383,6 +383,7 @@ def run_relay(
             if not relay.has_unmarked:
                 wakeups.wait(poll_seconds)
     finally:
+        probes.forget("relay")
         _mark_or_keep(relay, dependencies)
         relay.close()
         wakeups.close()
