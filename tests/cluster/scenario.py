@@ -210,6 +210,25 @@ class Load:
 # --- the invariants ----------------------------------------------------------------------------------
 
 
+def settle(pipeline: Pipeline, accepted: list[str], *, timeout: float = 180.0) -> None:
+    """Wait until what the run started has ended: every accepted job terminal, every outbox event
+    of the tenant published (a review or dead-letter event may trail its job's last move) and
+    every webhook delivery delivered or failed, so the ERP ledger is final."""
+    wait_for(lambda: pipeline.all_terminal(accepted), timeout=timeout, message=pipeline.processes.logs)
+    wait_for(
+        lambda: (
+            pipeline.one(
+                "SELECT (SELECT count(*) FROM outbox_events WHERE tenant_id = %s AND published_at IS NULL) "
+                "     + (SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending'))",
+                [pipeline.tenant_id],
+            )
+            == 0
+        ),
+        timeout=90,
+        message=pipeline.processes.logs,
+    )
+
+
 def check_invariants(
     pipeline: Pipeline, accepted: list[str], *, calls_by_job: Mapping[str, int], erp: bool
 ) -> dict[str, list[Any]]:

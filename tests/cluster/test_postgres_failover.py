@@ -35,6 +35,7 @@ from tests.cluster.scenario import (
     free_port,
     log_lines,
     pipeline_env,
+    settle,
 )
 from tests.system import SystemProcesses, system_env, wait_for
 
@@ -84,12 +85,7 @@ def _start(
 def _settle(pipeline: Pipeline, load: Load, simulator) -> dict[str, list]:
     load.finish()
     accepted = load.accepted
-    wait_for(lambda: pipeline.all_terminal(accepted), timeout=180, message=pipeline.processes.logs)
-    wait_for(
-        lambda: pipeline.one("SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending')") == 0,
-        timeout=90,
-        message=pipeline.processes.logs,
-    )
+    settle(pipeline, accepted)
     return check_invariants(pipeline, accepted, calls_by_job=simulator.stats()["calls_by_job"], erp=True)
 
 

@@ -29,9 +29,10 @@ from tests.cluster.scenario import (
     free_port,
     log_lines,
     pipeline_env,
+    settle,
     stalls,
 )
-from tests.system import SystemProcesses, system_env, wait_for
+from tests.system import SystemProcesses, system_env
 
 pytestmark = pytest.mark.slow
 
@@ -115,8 +116,7 @@ def test_the_ingress_leader_killed_under_load(rabbitmq, transactional_db, simula
         load.finish()
 
         accepted = load.accepted
-        wait_for(lambda: pipeline.all_terminal(accepted), timeout=180, message=processes.logs)
-        wait_for(lambda: _settled(pipeline), timeout=60, message=processes.logs)
+        settle(pipeline, accepted)
         violations = check_invariants(pipeline, accepted, calls_by_job=simulator.stats()["calls_by_job"], erp=True)
         dead_letters = _dead_letters(broker_url)
         stall = stalls(pipeline, fault_at=killed_at, until=killed_at + RESTART_AT - KILL_AT + 10)
@@ -142,8 +142,3 @@ def test_the_ingress_leader_killed_under_load(rabbitmq, transactional_db, simula
     # the load had about 150 jobs in flight around the kill.
     assert {name: counts["tracebacks"] for name, counts in logged.items()} == dict.fromkeys(SERVICE_PROCESSES, 0)
     assert max(counts["warnings"] for counts in logged.values()) <= 10, logged
-
-
-def _settled(pipeline: Pipeline) -> bool:
-    """Every webhook delivery of the run done (delivered or failed), so the ERP ledger is final."""
-    return pipeline.one("SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending')") == 0

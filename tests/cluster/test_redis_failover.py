@@ -29,6 +29,7 @@ from tests.cluster.scenario import (
     free_port,
     log_lines,
     pipeline_env,
+    settle,
 )
 from tests.system import VENV_BIN, SystemProcesses, serves_health, system_env, wait_for
 
@@ -124,7 +125,7 @@ def test_the_redis_master_killed_under_load(redis_sentinel, broker, simulator, s
         failover_seconds = time.time() - killed_at
         load.finish()
         accepted = load.accepted
-        wait_for(lambda: pipeline.all_terminal(accepted), timeout=180, message=processes.logs)
+        settle(pipeline, accepted)
         final_versions = dict(
             pipeline.query(
                 "SELECT id::text, state_version FROM extraction_jobs WHERE tenant_id = %s", [pipeline.tenant_id]

@@ -42,6 +42,7 @@ from tests.cluster.scenario import (
     free_port,
     log_lines,
     pipeline_env,
+    settle,
 )
 from tests.system import (
     ROOT,
@@ -218,11 +219,6 @@ def seconds(value: float | None) -> str:
     return "never" if value is None else f"{value:.1f} s"
 
 
-def settled(pipeline: Pipeline) -> bool:
-    """Every webhook delivery of the run done (delivered or failed), so the ERP ledger is final."""
-    return pipeline.one("SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending')") == 0
-
-
 # --- the scenario -------------------------------------------------------------------------------------
 
 
@@ -336,8 +332,7 @@ def test_a_worker_host_cut_off_longer_than_the_lease(
         load.finish()
 
         accepted = load.accepted
-        wait_for(lambda: pipeline.all_terminal(accepted), timeout=120, message=processes.logs)
-        wait_for(lambda: settled(pipeline), timeout=60, message=processes.logs)
+        settle(pipeline, accepted)
         violations = check_invariants(pipeline, accepted, calls_by_job=simulator.stats()["calls_by_job"], erp=True)
         ended = finishes(pipeline, {job for job, _ in cut.claims})
         ledger = outcomes_of(pipeline, cut.claims)
