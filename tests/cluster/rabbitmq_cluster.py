@@ -511,10 +511,17 @@ class RabbitMQCluster:
         return _short(leader) if leader and leader in online_nodes else None
 
     def wait_leader(self, queue: str, vhost: str = "/", *, not_on: str | None = None, timeout: float = 30.0) -> str:
-        """Poll until ``queue`` has an online leader (other than ``not_on``); return its name."""
+        """Poll until ``queue`` has an online leader (other than ``not_on``); return its name.
+
+        While the election runs, a surviving node's ``list_queues`` may leave the queue out
+        altogether (3.10 skips a quorum queue whose leader it cannot reach), so a missing row
+        means "not elected yet" here, and only the timeout fails."""
 
         def elected() -> str | None:
-            leader = self.leader_of(queue, vhost)
+            try:
+                leader = self.leader_of(queue, vhost)
+            except KeyError:
+                return None
             return leader if leader and leader != not_on else None
 
         return str(wait_for(elected, timeout=timeout, interval=0.2, message=f"a leader of {queue} other than {not_on}"))
