@@ -55,6 +55,7 @@ from delivery.models import (
     delivery_id_for,
 )
 from extraction.api.serializers import result_body
+from extraction.events import WEBHOOK_JOB_STATES, WebhookType
 from extraction.models import ExtractionJob, OutboxEvent
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
@@ -67,11 +68,6 @@ MAX_RETRY_AFTER_SECONDS = 24 * 3600
 # A hinted delivery is not hinted again for this long (the hint may still be queued).
 REHINT_SECONDS = 30.0
 SCHEDULE_CAP = 500
-JOB_STATES = {
-    "extraction.completed.v1": "SUCCEEDED",
-    "extraction.review_required.v1": "REVIEW_REQUIRED",
-    "extraction.failed.v1": "FAILED_TERMINAL",
-}
 
 
 def lease_seconds() -> float:
@@ -110,14 +106,14 @@ def event_body(outbox: OutboxEvent, webhook_type: str) -> dict[str, Any]:
         "event_id": str(outbox.event_id),
         "job_id": str(job.pk),
         "idempotency_key": job.idempotency_key,
-        "state": JOB_STATES[webhook_type],
+        "state": WEBHOOK_JOB_STATES[webhook_type].value,
         "state_version": int(outbox.payload["state_version"]),
         "schema": job.schema,
         "document": {"id": str(job.document_id), "version": str(job.document_version)},
     }
-    if webhook_type == "extraction.completed.v1":
+    if webhook_type == WebhookType.COMPLETED:
         data["result"] = result_body(job)
-    elif webhook_type == "extraction.failed.v1":
+    elif webhook_type == WebhookType.FAILED:
         data["error"] = {"class": outbox.payload.get("error_class") or job.error_class}
     return {"type": webhook_type, "timestamp": _iso(outbox.created_at), "data": data}
 

@@ -21,15 +21,13 @@ from django.db.models import Q
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
+from extraction import events
 
-# The outbox event types that fan out, and the webhook type each one is sent as.
-WEBHOOK_TYPES = {
-    "extraction.completed.v1": "extraction.completed.v1",
-    "extraction.review_required.v1": "extraction.review_required.v1",
-    "extraction.dead_lettered.v1": "extraction.failed.v1",
-}
-SUBSCRIBABLE_TYPES = tuple(sorted(set(WEBHOOK_TYPES.values())))
-VERIFICATION_TYPE = "webhook.verification.v1"
+# Re-exported for the API schema's enum name (settings.SPECTACULAR_SETTINGS) and delivery's own
+# modules; the catalogue declares them.
+WEBHOOK_TYPES = events.WEBHOOK_TYPES
+SUBSCRIBABLE_TYPES = events.SUBSCRIBABLE_TYPES
+VERIFICATION_TYPE = events.WebhookType.VERIFICATION.value
 # Namespace of the deterministic delivery ids: uuid5(event_id/endpoint_id) is stable for the
 # pair even if two fan-outs of the same event race.
 DELIVERY_ID_NAMESPACE = uuid.UUID("6f1c3c0e-5b8e-4f1e-9a57-2d7f0c4b8e11")

@@ -15,7 +15,7 @@ from kombu import Connection
 from config.sql import load_statements
 from delivery import dispatch
 from delivery.models import AttemptOutcome, DeliveryState, EndpointStatus
-from extraction.execution.lifecycle import COMPLETED_EVENT, DEAD_LETTERED_EVENT
+from extraction.events import EventType
 from extraction.operations.audit import Action, Finding
 from extraction.operations.slo import FRACTIONS, Percentiles, ReportSection, SloWindow
 
@@ -29,7 +29,7 @@ def erp_delivery_latency(cursor: CursorWrapper, window: SloWindow) -> ReportSect
     cursor.execute(
         SQL["erp_delivery_latency"],
         {
-            "terminal_events": [COMPLETED_EVENT, DEAD_LETTERED_EVENT],
+            "terminal_events": [EventType.COMPLETED, EventType.DEAD_LETTERED],
             "delivered": AttemptOutcome.DELIVERED,
             "fractions": list(FRACTIONS),
         },

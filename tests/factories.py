@@ -20,8 +20,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, Role, Tenant, TenantUsage, create_tenant
+from extraction.events import EventType
 from extraction.execution import lifecycle
-from extraction.intake.acceptance import REQUESTED_EVENT, JobRequest, accept_job
+from extraction.intake.acceptance import JobRequest, accept_job
 from extraction.intake.documents import store_document
 from extraction.intake.text import DocumentText
 from extraction.models import AttemptOutcome, Document, ExtractionJob, JobState, OutboxEvent
@@ -95,7 +96,7 @@ def make_document(tenant: Tenant, *, content: bytes | None = None, filename: str
 
 def take_in(job_id: uuid.UUID | str) -> None:
     """ACCEPTED → READY the way ingress does it: the requested event is taken in."""
-    event = OutboxEvent.objects.get(job_id=job_id, event_type=REQUESTED_EVENT)
+    event = OutboxEvent.objects.get(job_id=job_id, event_type=EventType.REQUESTED)
     assert lifecycle.take_in_requested_event(event_id=event.event_id, payload=event.payload) == "taken_in"
 
 

@@ -19,15 +19,11 @@ from django.views.decorators.http import require_POST
 
 from delivery import receiver
 from delivery.erp.models import ErpConnection
+from extraction.events import WebhookType
 
 logger = logging.getLogger("delivery.erp")
 
-EVENT_TYPES = {
-    "extraction.completed.v1",
-    "extraction.review_required.v1",
-    "extraction.failed.v1",
-    "webhook.verification.v1",
-}
+EVENT_TYPES = frozenset(WebhookType)
 
 
 class SchemaViolation(ValueError):
@@ -50,7 +46,7 @@ def check_event(event: Any) -> dict[str, Any]:
     if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES or not isinstance(event.get("data"), dict):
         raise SchemaViolation("not an event of a known type")
     data = event["data"]
-    if event["type"] == "webhook.verification.v1":
+    if event["type"] == WebhookType.VERIFICATION:
         if not isinstance(data.get("endpoint_id"), str):
             raise SchemaViolation("verification without endpoint_id")
         return event
@@ -60,7 +56,7 @@ def check_event(event: Any) -> dict[str, Any]:
         raise SchemaViolation("job_id is not a UUID") from exc
     if not isinstance(data.get("state_version"), int) or not isinstance(data.get("state"), str):
         raise SchemaViolation("state and state_version are required")
-    if event["type"] == "extraction.completed.v1":
+    if event["type"] == WebhookType.COMPLETED:
         result = data.get("result")
         if not isinstance(result, dict) or not isinstance(result.get("output"), dict):
             raise SchemaViolation("a completed event carries result.output")
@@ -122,7 +118,7 @@ def receive_webhook(request: HttpRequest, slug: str) -> JsonResponse:
             extra={"connection_id": slug, "event_type": event["type"]},
         )
         posted = False
-        if decision == "new" and event["type"] == "extraction.completed.v1":
+        if decision == "new" and event["type"] == WebhookType.COMPLETED:
             posted = _post_invoice(cursor, connection_slug=slug, delivery_id=webhook.webhook_id, data=event["data"])
     # Only now, after COMMIT, does the sender hear 2xx.
     if decision == "conflict":

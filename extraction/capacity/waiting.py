@@ -23,7 +23,7 @@ from django.db import connection
 
 from config.sql import load_statements
 from extraction.capacity import limiter
-from extraction.intake.acceptance import REQUESTED_EVENT
+from extraction.events import EventType
 from extraction.models import (
     Attempt,
     AttemptOutcome,
@@ -103,7 +103,7 @@ def _pool_of(job: ExtractionJob) -> str | None:
 
 
 def _waiting_for_ingress(job: ExtractionJob) -> WaitExplanation:
-    event = OutboxEvent.objects.filter(job_id=job.pk, event_type=REQUESTED_EVENT).order_by("created_at").first()
+    event = OutboxEvent.objects.filter(job_id=job.pk, event_type=EventType.REQUESTED).order_by("created_at").first()
     if event is None or event.published_at is None:
         detail: dict[str, Any] = {"requested_event": "unpublished"}
         if event is not None:

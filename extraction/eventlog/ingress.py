@@ -9,17 +9,17 @@ import logging
 
 from config.messaging import parse_outbox_event
 from extraction.eventlog.consumer import EventRecord, Poison
+from extraction.events import EventType
 from extraction.execution import lifecycle
 from extraction.execution.faults import fault_point
 from extraction.execution.tasks import wake_workers
-from extraction.intake.acceptance import REQUESTED_EVENT
 
 logger = logging.getLogger("extraction.ingress")
 
 
 def take_in_record(record: EventRecord) -> str:
     try:
-        event_id, payload = parse_outbox_event(record.envelope(), event_types={REQUESTED_EVENT})
+        event_id, payload = parse_outbox_event(record.envelope(), event_types={EventType.REQUESTED})
     except ValueError as exc:
         raise Poison(str(exc)) from exc
     header_id = record.headers.get("event_id")

@@ -35,14 +35,11 @@ from django.db import connection, transaction
 from config.db import prepared_cursor
 from config.instruments import ACCEPT_TO_TERMINAL, ATTEMPTS
 from config.sql import load_statements
-from extraction.intake.acceptance import REQUESTED_EVENT
+from extraction.events import EventType
 from extraction.models import AttemptOutcome, JobState
 
 logger = logging.getLogger(__name__)
 
-COMPLETED_EVENT = "extraction.completed.v1"
-REVIEW_REQUIRED_EVENT = "extraction.review_required.v1"
-DEAD_LETTERED_EVENT = "extraction.dead_lettered.v1"
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
@@ -317,7 +314,7 @@ def complete_job(
         "policy_version": policy_version,
         "price": _price_micros(claim.model_policy),
         "event_id": uuid.uuid4(),
-        "event_type": REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT,
+        "event_type": EventType.REVIEW_REQUIRED if review_required else EventType.COMPLETED,
     }
     with prepared_cursor() as cursor:
         cursor.execute(SQL["complete_job"], params, prepare=True)
@@ -372,7 +369,7 @@ def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: s
         attempt=claim.attempt,
         price=_price_micros(claim.model_policy),
         event_id=uuid.uuid4(),
-        event_type=DEAD_LETTERED_EVENT,
+        event_type=EventType.DEAD_LETTERED,
     )
     if moved is None:
         _end_attempt(
@@ -463,7 +460,7 @@ def decide_review(
             seen=seen_state_version,
             comment=comment[:2000],
             event_id=uuid.uuid4(),
-            event_type=COMPLETED_EVENT if approve else DEAD_LETTERED_EVENT,
+            event_type=EventType.COMPLETED if approve else EventType.DEAD_LETTERED,
         )
         if moved is None:
             return False
@@ -524,7 +521,7 @@ def reap_expired_leases(*, limit: int = 200) -> int:
                     attempt=attempt,
                     price=_price_micros(model_policy),
                     event_id=uuid.uuid4(),
-                    event_type=DEAD_LETTERED_EVENT,
+                    event_type=EventType.DEAD_LETTERED,
                 )
             else:
                 moved = _transition(
@@ -562,7 +559,7 @@ def expire_deadlines(*, limit: int = 500) -> int:
                 attempt=attempt,
                 price=_price_micros(model_policy),
                 event_id=uuid.uuid4(),
-                event_type=DEAD_LETTERED_EVENT,
+                event_type=EventType.DEAD_LETTERED,
             )
             if moved is not None:
                 _observe_end(JobState.FAILED_TERMINAL, moved.accepted_seconds_ago)
@@ -578,7 +575,11 @@ def recover_lost_ingress(*, limit: int = 500) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             SQL["lost_ingress_jobs"],
-            {"requested_event": REQUESTED_EVENT, "recovery_seconds": settings.INGRESS_RECOVERY_SECONDS, "limit": limit},
+            {
+                "requested_event": EventType.REQUESTED,
+                "recovery_seconds": settings.INGRESS_RECOVERY_SECONDS,
+                "limit": limit,
+            },
         )
         for (job_id,) in cursor.fetchall():
             if _transition(cursor, SQL["recover_ingress"], job_id, reason="ingress_recovered") is not None:
@@ -637,7 +638,7 @@ def cancel_locked_job(cursor, job: LockedJob, *, action_id: uuid.UUID) -> Moved 
         error_detail=f"cancelled by operator action {action_id}",
         price=_price_micros(job.model_policy),
         event_id=uuid.uuid4(),
-        event_type=DEAD_LETTERED_EVENT,
+        event_type=EventType.DEAD_LETTERED,
     )
     if moved is not None and job.state == JobState.RUNNING:
         report = AttemptReport(outcome=AttemptOutcome.LEASE_LOST, error_detail="cancelled by operator")

@@ -22,9 +22,9 @@ from config import tracing
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
 from config.outages import Outage
 from config.topology import LLM, WORK_EXCHANGE
+from extraction.events import EventType
 from extraction.execution import lifecycle, worker
 from extraction.execution.faults import fault_point
-from extraction.intake.acceptance import REQUESTED_EVENT
 
 logger = logging.getLogger("extraction.ingress")
 
@@ -32,7 +32,7 @@ logger = logging.getLogger("extraction.ingress")
 @shared_task(name="extraction.ingest_requested", bind=True, acks_late=True, ignore_result=True)
 def ingest_requested(self, event: dict) -> str:
     """BRK-2: inbox row + READY in one transaction, commit, then (on return) ack."""
-    event_id, payload = outbox_event(logger, self.request.id, event, event_types={REQUESTED_EVENT})
+    event_id, payload = outbox_event(logger, self.request.id, event, event_types={EventType.REQUESTED})
     outcome = durable_step(logger, event, lambda: lifecycle.take_in_requested_event(event_id=event_id, payload=payload))
     # Celery's run span, a child of the relay's publish (the context came in the headers).
     tracing.annotate({"extraction.job_id": str(payload["job_id"]), "extraction.ingress.outcome": outcome})

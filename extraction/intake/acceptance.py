@@ -21,12 +21,12 @@ from django.db import connection, transaction
 from accounts.models import Tenant
 from config import tracing
 from config.sql import load_statements
+from extraction.events import EventType
 from extraction.models import Document, JobState
 
 # invoice.v2 adds EN 16931's allowances, charges, VAT breakdown and references; a job keeps the
 # schema it was accepted with (extraction/validation/schema.py).
 SCHEMAS = ("invoice.v1", "invoice.v2")
-REQUESTED_EVENT = "extraction.requested.v1"
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
@@ -127,7 +127,7 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
                     "bytes": request.document.size,
                     "price": price_per_1k,
                     "event": uuid.uuid4(),
-                    "event_type": REQUESTED_EVENT,
+                    "event_type": EventType.REQUESTED,
                     "payload": json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1}),
                     "trace_context": json.dumps(tracing.current_trace_context()),
                 },

@@ -87,7 +87,8 @@ from django.db.backends.utils import CursorWrapper
 from django.utils.module_loading import import_string
 
 from config.sql import load_statements
-from extraction.intake.acceptance import REQUESTED_EVENT, SCHEMAS
+from extraction.events import EventType
+from extraction.intake.acceptance import SCHEMAS
 from extraction.models import AttemptOutcome, ReviewDecision
 from extraction.providers.builtin import BuiltinProvider
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
@@ -270,7 +271,7 @@ def slo_report(window: SloWindow) -> SloReport:
         )
         (entered, decided, approved, rejected, decided_in_target, waiting, waiting_late, turnaround) = cursor.fetchone()
 
-        cursor.execute(SQL["accept_latency"], {"fractions": fractions, "requested_event": REQUESTED_EVENT})
+        cursor.execute(SQL["accept_latency"], {"fractions": fractions, "requested_event": EventType.REQUESTED})
         published, unpublished, to_published, taken_in, to_taken_in = cursor.fetchone()
 
         policies, prices = _prices()

@@ -18,21 +18,11 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from django.conf import settings
 
 from config import kafka, tracing
+from extraction.events import kafka_topics_for
 from extraction.execution.faults import fault_point
 from extraction.outbox.relay import ConfirmedRows, OutboxRow, claim_unpublished, publish_span, release_failed
 
 logger = logging.getLogger(__name__)
-
-
-def topics_for(event_type: str) -> tuple[str, ...]:
-    """The topics an event type is published to: one per family (DLQ-3: a dead letter is an
-    outcome that the dead-letter topic keeps too)."""
-    return {
-        "extraction.requested.v1": (settings.KAFKA_TOPIC_REQUESTED,),
-        "extraction.completed.v1": (settings.KAFKA_TOPIC_OUTCOMES,),
-        "extraction.review_required.v1": (settings.KAFKA_TOPIC_OUTCOMES,),
-        "extraction.dead_lettered.v1": (settings.KAFKA_TOPIC_OUTCOMES, settings.KAFKA_TOPIC_DEAD_LETTERS),
-    }.get(event_type, ())
 
 
 def record_value(row: OutboxRow) -> bytes:
@@ -86,7 +76,7 @@ class KafkaOutboxRelay(ConfirmedRows):
         outstanding: dict[uuid.UUID, int] = {}
         failures: dict[uuid.UUID, str] = {}
         for row in rows:
-            topics = topics_for(row.event_type)
+            topics = kafka_topics_for(row.event_type)
             if not topics:
                 failures[row.event_id] = f"no topic for event type {row.event_type}"
                 continue

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import psycopg
 from django.conf import settings
 from django.db import connection
-from kombu import Connection, Exchange, Producer
+from kombu import Connection, Producer
 from opentelemetry.trace import SpanKind
 
 from config import probes, tracing
@@ -31,7 +31,8 @@ from config.celery import app as celery_app
 from config.db import database_conninfo, prepared_cursor
 from config.outages import Outage
 from config.sql import load_statements
-from config.topology import DEAD_LETTER_EVENTS_EXCHANGE, DELIVERY, INGRESS, WORK_EXCHANGE, declare_topology
+from config.topology import declare_topology
+from extraction.events import CATALOGUE, Route
 from extraction.execution.faults import fault_point
 
 logger = logging.getLogger(__name__)
@@ -39,22 +40,8 @@ logger = logging.getLogger(__name__)
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
-@dataclass(frozen=True)
-class Route:
-    exchange: Exchange
-    routing_key: str
-    task: str | None  # a Celery task name, or None for a plain JSON message
-
-
-ROUTES: dict[str, tuple[Route, ...]] = {
-    "extraction.requested.v1": (Route(WORK_EXCHANGE, INGRESS, "extraction.ingest_requested"),),
-    "extraction.completed.v1": (Route(WORK_EXCHANGE, DELIVERY, "delivery.fan_out_event"),),
-    "extraction.review_required.v1": (Route(WORK_EXCHANGE, DELIVERY, "delivery.fan_out_event"),),
-    "extraction.dead_lettered.v1": (
-        Route(DEAD_LETTER_EVENTS_EXCHANGE, "", None),
-        Route(WORK_EXCHANGE, DELIVERY, "delivery.fan_out_event"),
-    ),
-}
+# Where each event type goes, from the catalogue (a benchmark swaps in routes of its own).
+ROUTES: dict[str, tuple[Route, ...]] = {name: spec.routes for name, spec in CATALOGUE.items()}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from delivery import dispatch
 from delivery.endpoints import register_endpoint
 from delivery.models import WebhookEndpoint
-from extraction.execution.lifecycle import COMPLETED_EVENT, REVIEW_REQUIRED_EVENT
+from extraction.events import EventType
 from extraction.models import JobState, OutboxEvent
 from tests.factories import TenantContext, make_job
 
@@ -19,7 +19,7 @@ def completed_job(ctx: TenantContext, *, review_required: bool = False) -> tuple
     outbox event the dispatcher fans out."""
     state = JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED
     job = make_job(ctx.tenant, state=state)
-    event_type = REVIEW_REQUIRED_EVENT if review_required else COMPLETED_EVENT
+    event_type = EventType.REVIEW_REQUIRED if review_required else EventType.COMPLETED
     return str(job.pk), OutboxEvent.objects.get(job_id=job.pk, event_type=event_type)
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from accounts.models import Role, TenantUsage
 from extraction.bulk import actions
+from extraction.events import EventType
 from extraction.execution import lifecycle
 from extraction.models import (
     Attempt,
@@ -69,7 +70,7 @@ def test_cancel_moves_waiting_and_running_jobs_and_leaves_finished_ones(tenant):
         assert (job.state, job.error_class) == (JobState.FAILED_TERMINAL, "cancelled")
         assert (
             OutboxEvent.objects.filter(
-                job_id=job.pk, event_type=lifecycle.DEAD_LETTERED_EVENT, payload__error_class="cancelled"
+                job_id=job.pk, event_type=EventType.DEAD_LETTERED, payload__error_class="cancelled"
             ).count()
             == 1
         )
@@ -116,7 +117,7 @@ def test_the_worker_of_a_cancelled_running_job_cannot_write_its_result(tenant):
     assert running.state == JobState.FAILED_TERMINAL
     assert not ExtractionResult.objects.filter(job_id=running.pk).exists()
     assert Attempt.objects.get(job_id=running.pk, fence=claim.fence).outcome == "stale_completion"
-    assert not OutboxEvent.objects.filter(job_id=running.pk, event_type=lifecycle.COMPLETED_EVENT).exists()
+    assert not OutboxEvent.objects.filter(job_id=running.pk, event_type=EventType.COMPLETED).exists()
 
 
 def test_a_dry_run_moves_nothing_and_is_recorded(tenant):

@@ -14,7 +14,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.models import TenantUsage
-from extraction.intake.acceptance import REQUESTED_EVENT, JobRequest
+from extraction.events import EventType
+from extraction.intake.acceptance import JobRequest
 from extraction.models import Document, ExtractionJob, JobEvent, JobState, OutboxEvent
 
 JOBS_URL = "/api/v1/extraction-jobs"
@@ -60,7 +61,7 @@ def test_accepted_job_is_durable_with_its_outbox_event_and_budget(tenant_a):
     assert job.byte_size == doc["size"]
 
     [event] = OutboxEvent.objects.filter(job_id=job_id)
-    assert event.event_type == REQUESTED_EVENT
+    assert event.event_type == EventType.REQUESTED
     assert event.payload["job_id"] == job_id and event.published_at is None
     [history] = JobEvent.objects.filter(job_id=job_id)
     assert (history.state_version, history.to_state) == (1, JobState.ACCEPTED)

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from accounts.models import Tenant
+from extraction.events import EventType
 from extraction.execution import lifecycle
-from extraction.intake.acceptance import REQUESTED_EVENT
 from extraction.models import (
     Document,
     ExtractionJob,
@@ -103,6 +103,6 @@ def relive(
     for decision in ReviewDecision.objects.filter(job_id=job_id):
         ReviewDecision.objects.filter(pk=decision.pk).update(created_at=moments[decision.state_version + 1])
     for event in OutboxEvent.objects.filter(job_id=job_id):
-        created = accepted_at if event.event_type == REQUESTED_EVENT else moments[event.payload["state_version"]]
+        created = accepted_at if event.event_type == EventType.REQUESTED else moments[event.payload["state_version"]]
         published = None if published_after is None else created + timedelta(seconds=published_after)
         OutboxEvent.objects.filter(pk=event.pk).update(created_at=created, published_at=published)

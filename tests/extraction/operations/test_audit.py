@@ -22,8 +22,8 @@ from delivery import dispatch
 from delivery.endpoints import register_endpoint
 from delivery.models import CircuitState, Delivery, DeliveryState, WebhookEndpoint
 from extraction.capacity import limiter
+from extraction.events import EventType
 from extraction.execution import scheduler
-from extraction.intake.acceptance import REQUESTED_EVENT
 from extraction.models import Attempt, AttemptOutcome, ExtractionJob, JobState, OutboxEvent
 from extraction.operations.audit import Action, Finding, PeriodicAudit, run_audit
 from extraction.outbox.relay import OutboxRelay
@@ -49,7 +49,7 @@ def _stale_requested_event(settings, *, claimed_for: timedelta | None) -> Outbox
     """An accepted job whose requested event has waited twice the lag bound, held by a relay's
     claim for ``claimed_for`` more (a relay that claimed it and died), or by none."""
     job = make_job(make_tenant(), state=JobState.ACCEPTED)
-    event = OutboxEvent.objects.get(job_id=job.pk, event_type=REQUESTED_EVENT)
+    event = OutboxEvent.objects.get(job_id=job.pk, event_type=EventType.REQUESTED)
     now = timezone.now()
     OutboxEvent.objects.filter(pk=event.pk).update(
         created_at=now - timedelta(seconds=2 * settings.AUDIT_OUTBOX_LAG_SECONDS),
