@@ -16,7 +16,7 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 COPY requirements.txt ./
-# What production installs (README "Dependencies"): every package pinned and hash-checked, no
+# What production installs (docs/dependencies.md): every package pinned and hash-checked, no
 # test or benchmark tool. Wheels only: every entry of the lock ships a CPython 3.11 manylinux
 # wheel, so no compiler is needed here either, and a future sdist-only entry fails the build
 # instead of compiling something unreviewed.

@@ -1,7 +1,7 @@
 """A request that finds the database away answers ``503`` with ``Retry-After``, as
 ``application/problem+json``, instead of a ``500`` with a traceback per request.
 
-During a database restart or failover (README "Running past one machine") every request that
+During a database restart or failover (docs/scaling-and-failover.md) every request that
 touches PostgreSQL fails for a few seconds. That is the service being briefly unavailable, not a
 bug: the client should try again shortly, and the log should say once that the database is away
 and once that it is back (config.outages). Nothing was written: the request's transaction did

@@ -145,7 +145,7 @@ TEMPLATES = [
     },
 ]
 
-# PostgreSQL past one host (README "Running past one machine"): POSTGRES_HOST and POSTGRES_PORT
+# PostgreSQL past one host (docs/scaling-and-failover.md): POSTGRES_HOST and POSTGRES_PORT
 # take comma-separated lists (one port, or one per host), which libpq tries in order, keeping
 # the first that accepts POSTGRES_TARGET_SESSION_ATTRS: "read-write" by default when more than
 # one host is named, so after a promotion every new connection finds the new primary and
@@ -251,7 +251,7 @@ if BROKER_FAILOVER_STRATEGY == "shuffle":
     BROKER_NODES = BROKER_NODES[_start:] + BROKER_NODES[:_start]
 BROKER_URL = ";".join(BROKER_NODES)
 
-# --- The event transport (BRK-6; README "Kafka or RabbitMQ") ----------------------------------
+# --- The event transport (BRK-6; docs/kafka.md) ----------------------------------------------
 # What carries the outbox's events: "rabbitmq" (the default) or "kafka" (config/kafka.py). With
 # Kafka, Celery's wake-ups and delivery hints still ride RabbitMQ: they are hints PostgreSQL
 # re-sends, while the events (requested, outcomes, dead letters) become a replayable log.
@@ -440,7 +440,7 @@ LOGGING = {
     },
 }
 
-# --- Tracing (OpenTelemetry, config/tracing.py; README "Tracing") ----------------------------
+# --- Tracing (OpenTelemetry, config/tracing.py; docs/operations.md) -------------------------
 # Off unless the standard variables ask for it: OTEL_TRACES_EXPORTER=otlp or an
 # OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, OTLP/HTTP only; OTEL_SDK_DISABLED=true wins. The
 # exporter, batching (OTEL_BSP_*), sampler and resource read their own OTEL_* variables; each

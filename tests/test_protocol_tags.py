@@ -14,8 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = ROOT / "PROTOCOL.md"
 # What is scanned: the application, its templates, its docs, its tests and benchmarks.
-SCANNED_DIRS = ("config", "accounts", "extraction", "delivery", "templates", "tests", "bench")
-SCANNED_FILES = ("README.md",)
+SCANNED_DIRS = ("config", "accounts", "extraction", "delivery", "templates", "tests", "bench", "docs")
+SCANNED_FILES = ("README.md", "CONTRIBUTING.md")
 SCANNED_SUFFIXES = frozenset({".py", ".md", ".html", ".sql", ".js", ".txt"})
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})
 

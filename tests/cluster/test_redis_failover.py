@@ -2,8 +2,8 @@
 Sentinels (``REDIS_SENTINELS``), the master killed with ``kill -9`` mid-load.
 
 What must hold: the limiter recovers (calls resume under the pool's in-flight limit), its
-admission overshoots the limit by no more than the README states while the new master lacks the
-old one's last writes, a browser's WebSocket keeps getting notices (every job's last transition
+admission overshoots the limit by no more than docs/scaling-and-failover.md states while the
+new master lacks the old one's last writes, a browser's WebSocket keeps getting notices (every job's last transition
 reaches it), every accepted job ends terminal with one result, and no process exits.
 """
 
@@ -39,7 +39,7 @@ RATE = 4.0
 LOAD_SECONDS = 40.0
 KILL_AT = 12.0
 IN_FLIGHT_LIMIT = 4
-# README "Running past one machine": how far admission may overshoot the in-flight limit while
+# docs/scaling-and-failover.md: how far admission may overshoot the in-flight limit while
 # a new Redis master lacks the permits the old one held (asynchronous replication).
 OVERSHOOT_BOUND = IN_FLIGHT_LIMIT
 
