@@ -60,7 +60,7 @@ def estimate_prompt_tokens(text: str, model: str, *, tokenizer_url: str = "") ->
 
 
 # A document's text never changes (ACC-4) and the worker keeps the same string object for every
-# attempt (worker.load_document_text), so its count is looked up, not re-encoded for every
+# attempt (attempt.load_document_text), so its count is looked up, not re-encoded for every
 # attempt. A str caches its hash.
 @functools.lru_cache(maxsize=256)  # the worker's text cache holds as many documents
 def _encoded_length(text: str, model: str) -> int:

@@ -40,7 +40,7 @@ SQL = load_statements(Path(__file__).with_suffix(".sql"))
 NO_WORKER_GRACE_SECONDS = 5.0
 
 _WAITING_STATES = (JobState.ACCEPTED, JobState.READY, JobState.RETRY_SCHEDULED)
-# lifecycle.hand_back records worker.py's ``f"pool {pool}: {denial.reason}"``.
+# lifecycle.hand_back records attempt.py's ``f"pool {pool}: {denial.reason}"``.
 _DEFERRAL_DETAIL = re.compile(r"^pool (?P<pool>.+): (?P<dimension>[a-z_]+)$")
 
 

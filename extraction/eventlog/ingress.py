@@ -12,12 +12,13 @@ from extraction.eventlog.consumer import EventRecord, Poison
 from extraction.events import EventType
 from extraction.execution import lifecycle
 from extraction.execution.faults import fault_point
+from extraction.execution.outcomes import TakeIn
 from extraction.execution.tasks import wake_workers
 
 logger = logging.getLogger("extraction.ingress")
 
 
-def take_in_record(record: EventRecord) -> str:
+def take_in_record(record: EventRecord) -> TakeIn:
     try:
         event_id, payload = parse_outbox_event(record.envelope(), event_types={EventType.REQUESTED})
     except ValueError as exc:
@@ -29,8 +30,8 @@ def take_in_record(record: EventRecord) -> str:
         event_id=event_id, payload=payload, source=(record.topic, record.partition, record.offset)
     )
     fault_point("ingress_after_commit")
-    if outcome == "unknown_job":
+    if outcome == TakeIn.UNKNOWN_JOB:
         raise Poison("no such job")
-    if outcome == "taken_in":
+    if outcome == TakeIn.TAKEN_IN:
         wake_workers(1, job_id=payload["job_id"])
     return outcome

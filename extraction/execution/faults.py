@@ -4,7 +4,7 @@
 with SIGKILL when it reaches one of those points — the real signal, so nothing in the process
 gets to clean up. Empty (the default) outside the fault tests. The points:
 
-- ``after_provider_response`` (``worker.execute_attempt``): the model answered, nothing of it is
+- ``after_provider_response`` (``attempt.execute_attempt``): the model answered, nothing of it is
   recorded yet;
 - ``ingress_after_commit`` (``tasks.ingest_requested``): the inbox row and READY are committed,
   the message is not acked yet;

@@ -36,6 +36,7 @@ from config.db import prepared_cursor
 from config.instruments import ACCEPT_TO_TERMINAL, ATTEMPTS
 from config.sql import load_statements
 from extraction.events import EventType
+from extraction.execution.outcomes import AttemptResult, TakeIn
 from extraction.models import AttemptOutcome, JobState
 
 logger = logging.getLogger(__name__)
@@ -159,7 +160,7 @@ def payload_digest(payload: dict[str, Any]) -> str:
 
 def take_in_requested_event(
     *, event_id: uuid.UUID, payload: dict[str, Any], source: tuple[str, int, int] | None = None
-) -> str:
+) -> TakeIn:
     """Record an ``extraction.requested.v1`` message in the inbox and make its job runnable.
 
     1. ``INSERT INTO execution_inbox … ON CONFLICT (event_id) DO NOTHING``.
@@ -179,14 +180,14 @@ def take_in_requested_event(
         )
         taken_in = cursor.fetchone()
         if taken_in is not None:
-            return "taken_in" if taken_in[0] else "already_taken_in"
+            return TakeIn.TAKEN_IN if taken_in[0] else TakeIn.ALREADY_TAKEN_IN
         # Nothing inserted: a redelivery (same digest), a conflicting message, or no such job.
         cursor.execute(SQL["stored_inbox_digest"], {"event": event_id})
         stored = cursor.fetchone()
         if stored is None:
-            return "unknown_job"
+            return TakeIn.UNKNOWN_JOB
         if stored[0] == digest:
-            return "duplicate"
+            return TakeIn.DUPLICATE
         cursor.execute(
             SQL["quarantine_message"],
             {
@@ -200,7 +201,7 @@ def take_in_requested_event(
         logger.error(
             "inbox digest mismatch: message quarantined", extra={"event_id": str(event_id), "job_id": str(job_id)}
         )
-        return "quarantined"
+        return TakeIn.QUARANTINED
 
 
 def _source_params(source: tuple[str, int, int] | None) -> dict[str, Any]:
@@ -328,11 +329,13 @@ def complete_job(
     return True
 
 
-def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_seconds: float, error_class: str) -> str:
+def retry_or_fail(
+    claim: Claim, *, report: AttemptReport, retry: bool, delay_seconds: float, error_class: str
+) -> AttemptResult:
     """RTY-2: persist the attempt's outcome under the current fence, in one transaction:
     RETRY_SCHEDULED with the next ``available_at`` — unless the next whole attempt (plus the
     commit margin) would end past the deadline, judged by the database clock — else
-    FAILED_TERMINAL with a dead-letter outbox event (DLQ-2). Returns "retry", "failed" or "stale"."""
+    FAILED_TERMINAL with a dead-letter outbox event (DLQ-2); STALE when the job is no longer ours."""
     with transaction.atomic(), connection.cursor() as cursor:
         if retry:
             moved = _transition(
@@ -349,12 +352,12 @@ def retry_or_fail(claim: Claim, *, report: AttemptReport, retry: bool, delay_sec
             )
             if moved is not None:
                 _end_attempt(cursor, claim.job_id, claim.fence, report)
-                return "retry"
+                return AttemptResult.RETRY
             error_class = "deadline_exceeded"  # or not ours any more: _fail_running tells
         return _fail_running(cursor, claim, report=report, error_class=error_class)
 
 
-def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str) -> str:
+def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str) -> AttemptResult:
     # First: the spend counts this attempt. Counted below, once its outcome is final.
     _end_attempt(cursor, claim.job_id, claim.fence, report, counted=False)
     moved = _transition(
@@ -378,10 +381,10 @@ def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: s
             claim.fence,
             AttemptReport(**{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}),
         )
-        return "stale"
+        return AttemptResult.STALE
     _count_attempt(report.outcome)
     _observe_end(JobState.FAILED_TERMINAL, moved.accepted_seconds_ago)
-    return "failed"
+    return AttemptResult.FAILED
 
 
 def record_discarded_attempt(claim: Claim, report: AttemptReport) -> None:

@@ -23,23 +23,24 @@ from config.messaging import durable_step, outbox_event, reject_to_dead_letters
 from config.outages import Outage
 from config.topology import LLM, WORK_EXCHANGE
 from extraction.events import EventType
-from extraction.execution import lifecycle, worker
+from extraction.execution import lifecycle, runtime, worker
 from extraction.execution.faults import fault_point
+from extraction.execution.outcomes import TakeIn
 
 logger = logging.getLogger("extraction.ingress")
 
 
 @shared_task(name="extraction.ingest_requested", bind=True, acks_late=True, ignore_result=True)
-def ingest_requested(self, event: dict) -> str:
+def ingest_requested(self, event: dict) -> TakeIn:
     """BRK-2: inbox row + READY in one transaction, commit, then (on return) ack."""
     event_id, payload = outbox_event(logger, self.request.id, event, event_types={EventType.REQUESTED})
     outcome = durable_step(logger, event, lambda: lifecycle.take_in_requested_event(event_id=event_id, payload=payload))
     # Celery's run span, a child of the relay's publish (the context came in the headers).
     tracing.annotate({"extraction.job_id": str(payload["job_id"]), "extraction.ingress.outcome": outcome})
     fault_point("ingress_after_commit")
-    if outcome == "unknown_job":
+    if outcome == TakeIn.UNKNOWN_JOB:
         raise reject_to_dead_letters(logger, "no such job", event)
-    if outcome == "taken_in":
+    if outcome == TakeIn.TAKEN_IN:
         wake_workers(1, job_id=payload["job_id"])
     return outcome
 
@@ -123,7 +124,7 @@ def run_slot(job_id: str | None = None) -> int:
         # A wake-up is a hint: with the database away there is nothing to claim, and the
         # scheduler wakes workers again once it is back. Failing the task would only send the
         # hint to the dead letters and fill the log with a traceback per wake-up.
-        worker.DATABASE.failed(exc, consequence="wake-ups are dropped; the scheduler wakes the workers again")
+        runtime.DATABASE.failed(exc, consequence="wake-ups are dropped; the scheduler wakes the workers again")
         return 0
 
 
@@ -133,7 +134,7 @@ def _end_without_finalizing(sender: Any = None, **_kwargs: Any) -> None:
     # Celery has acked, but the abandoned calls still run on daemon threads. Python's teardown
     # of the interpreter would spend seconds of the grace under them (and can hang on a lock
     # one of them holds), so the process ends here. Earlier receivers flushed the traces.
-    if worker.runtime().abandoning.is_set():
+    if runtime.runtime().abandoning.is_set():
         logging.shutdown()
         os._exit(int(getattr(sender, "exitcode", 0) or 0))
 
@@ -142,4 +143,4 @@ def _end_without_finalizing(sender: Any = None, **_kwargs: Any) -> None:
 def _stop_claiming(**_kwargs) -> None:
     # SIGTERM (Celery's warm shutdown, which then waits for every slot): slots stop claiming at
     # once; model calls still running when the grace is nearly spent are handed back.
-    worker.runtime().begin_shutdown(settings.WORKER_SHUTDOWN_GRACE_SECONDS)
+    runtime.runtime().begin_shutdown(settings.WORKER_SHUTDOWN_GRACE_SECONDS)

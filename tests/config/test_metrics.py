@@ -37,6 +37,7 @@ from delivery.models import (
 )
 from extraction.capacity import limiter
 from extraction.execution import lifecycle, worker
+from extraction.execution.runtime import WorkerRuntime
 from extraction.models import Attempt, AttemptOutcome, ExtractionJob, JobState, OutboxEvent
 from tests.factories import make_job, make_tenant, submit, take_in
 from tests.local_model import free_port
@@ -594,7 +595,7 @@ def test_a_provider_429_is_counted_for_its_pool(simulated_pool, sim):
     before = scraped()
     assert rate_limited not in before
 
-    assert worker.run_slot(worker.WorkerRuntime(worker_id="metrics-429"), max_jobs=1) == 1
+    assert worker.run_slot(WorkerRuntime(worker_id="metrics-429"), max_jobs=1) == 1
 
     assert ExtractionJob.objects.get(pk=job_id).state == JobState.RETRY_SCHEDULED
     after = scraped()

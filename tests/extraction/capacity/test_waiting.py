@@ -12,8 +12,11 @@ from django.db.models.functions import Now
 
 from accounts.models import Tenant
 from extraction.capacity import limiter, waiting
-from extraction.execution import lifecycle, worker
+from extraction.execution import lifecycle
+from extraction.execution.attempt import execute_attempt
 from extraction.execution.lifecycle import AttemptReport
+from extraction.execution.outcomes import AttemptResult
+from extraction.execution.runtime import WorkerRuntime
 from extraction.models import (
     AttemptOutcome,
     ExtractionJob,
@@ -120,7 +123,7 @@ def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, tenan
     assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=10), limiter.Permit)
     make_job(tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
-    assert worker.execute_attempt(claim, worker.WorkerRuntime("w1")) == "deferred"
+    assert execute_attempt(claim, WorkerRuntime("w1")) == AttemptResult.DEFERRED
     job = ExtractionJob.objects.get(pk=claim.job_id)
     assert job.state == JobState.READY
 

@@ -234,7 +234,8 @@ def test_one_wake_up_runs_every_eligible_job_and_stops_when_none_is_left(tenant,
     slot that claims again while its claim saw another eligible job, however long its attempt
     took (a scheduler interval of 0: no attempt is "short"); it stops after the last one
     instead of paying an empty claim."""
-    from extraction.execution.worker import WorkerRuntime, run_slot
+    from extraction.execution.runtime import WorkerRuntime
+    from extraction.execution.worker import run_slot
 
     settings.SCHEDULER_INTERVAL_SECONDS = 0.0
     jobs = [_ready_job(tenant) for _ in range(3)]
@@ -249,7 +250,8 @@ def test_a_wake_up_whose_job_a_slot_ran_by_claiming_again_stops_without_a_claim(
     """In a backlog a slot claiming again takes jobs whose wake-ups are still queued; each such
     wake-up then paid a pre-check and a claim that found nothing of its own. It is dropped now,
     once, and only for a job run that way; a wake-up spent by a first claim still claims."""
-    from extraction.execution.worker import WorkerRuntime, run_slot
+    from extraction.execution.runtime import WorkerRuntime
+    from extraction.execution.worker import run_slot
 
     rt = WorkerRuntime(worker_id="w")
     first, second = _ready_job(tenant), _ready_job(tenant)

@@ -12,6 +12,7 @@ import pytest
 
 from extraction.capacity import limiter
 from extraction.execution import worker
+from extraction.execution.runtime import WorkerRuntime
 from extraction.models import Attempt, ExtractionJob, JobState
 from tests.factories import make_job
 from tests.local_model import free_port
@@ -48,7 +49,7 @@ def test_a_loading_local_server_hands_the_job_back_unspent_and_cools_the_pool(te
     sim.control(error_next=1, error_status=503)
     job_id = make_job(tenant.tenant, model_policy=f"p-{pool}").pk
 
-    assert worker.run_slot(worker.WorkerRuntime(worker_id="w-local")) == 1
+    assert worker.run_slot(WorkerRuntime(worker_id="w-local")) == 1
 
     job = ExtractionJob.objects.get(pk=job_id)
     assert (job.state, job.attempt) == (JobState.READY, 0)
@@ -65,7 +66,7 @@ def test_a_local_server_that_refuses_connections_spends_no_attempt(tenant, setti
     pool = _pool(settings, f"http://127.0.0.1:{free_port()}", local=True)
     job_id = make_job(tenant.tenant, model_policy=f"p-{pool}").pk
 
-    assert worker.run_slot(worker.WorkerRuntime(worker_id="w-local")) == 1
+    assert worker.run_slot(WorkerRuntime(worker_id="w-local")) == 1
 
     job = ExtractionJob.objects.get(pk=job_id)
     assert (job.state, job.attempt) == (JobState.READY, 0)
@@ -78,7 +79,7 @@ def test_a_hosted_provider_refusing_connections_still_spends_the_attempt(tenant,
     pool = _pool(settings, f"http://127.0.0.1:{free_port()}", local=False)
     job_id = make_job(tenant.tenant, model_policy=f"p-{pool}").pk
 
-    assert worker.run_slot(worker.WorkerRuntime(worker_id="w-hosted")) == 1
+    assert worker.run_slot(WorkerRuntime(worker_id="w-hosted")) == 1
 
     job = ExtractionJob.objects.get(pk=job_id)
     assert (job.state, job.attempt) == (JobState.RETRY_SCHEDULED, 1)

@@ -10,6 +10,7 @@ import pytest
 
 from extraction.capacity import limiter
 from extraction.execution import worker
+from extraction.execution.runtime import WorkerRuntime
 from extraction.intake.text import DocumentText
 from extraction.models import Attempt, ExtractionJob, JobEvent, JobState, OutboxEvent
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest
@@ -220,7 +221,7 @@ def test_a_pool_in_the_wrong_dialect_fails_its_job_after_one_attempt(tenant, wro
     policy, server = wrong_dialect_policy
     job_id = str(make_job(tenant.tenant, model_policy=policy).pk)
 
-    assert worker.run_slot(worker.WorkerRuntime(worker_id="w-dialect")) == 1
+    assert worker.run_slot(WorkerRuntime(worker_id="w-dialect")) == 1
 
     job = ExtractionJob.objects.get(pk=job_id)
     assert job.state == JobState.FAILED_TERMINAL

@@ -14,6 +14,7 @@ import pytest
 from accounts.models import EInvoiceIntake
 from extraction.capacity import limiter
 from extraction.execution import worker
+from extraction.execution.runtime import WorkerRuntime
 from extraction.intake.text import DocumentText, extract_document_text
 from extraction.models import ExtractionJob, ExtractionResult, JobState
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest
@@ -328,7 +329,7 @@ def test_a_job_in_the_quotes_format_ends_as_the_same_documents_job_in_invoice_v1
     for answer_format in ("invoice.v1", "quotes"):
         job_id = make_job(tenant.tenant, document=document, model_policy=policies[answer_format]).pk
 
-        assert worker.run_slot(worker.WorkerRuntime(worker_id=f"w-{answer_format}"), max_jobs=1) == 1
+        assert worker.run_slot(WorkerRuntime(worker_id=f"w-{answer_format}"), max_jobs=1) == 1
 
         job = ExtractionJob.objects.get(pk=job_id)
         result = ExtractionResult.objects.get(job_id=job_id)

@@ -1,0 +1,535 @@
+"""One claimed attempt, from the document to a persisted outcome, as a chain of named steps.
+
+    read the document → e-invoice shortcut → reserve capacity → call the model
+        → check ownership → parse and relocate evidence → judge and complete
+
+Each step returns the next step's input, or the :class:`AttemptResult` that ends the attempt
+(already written under the fence). No step holds a database connection across the model call
+(``db_step``); the call itself runs with the pool's permit held and is released with what it
+used.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from accounts.models import EInvoiceIntake, Tenant
+from config import tracing
+from config.instruments import PROVIDER_RATE_LIMITED
+from extraction.capacity import limiter
+from extraction.capacity.tokens import reservation
+from extraction.execution import lifecycle, retry
+from extraction.execution.faults import fault_point
+from extraction.execution.lifecycle import AttemptReport, Claim
+from extraction.execution.outcomes import AttemptResult
+from extraction.execution.runtime import Interrupted, WorkerRuntime, call_provider, db_step
+from extraction.intake.text import DocumentText
+from extraction.models import AttemptOutcome, Document
+from extraction.models import DocumentText as DocumentTextRow
+from extraction.providers import PoolBinding, provider_for_policy
+from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
+from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
+from extraction.validation.cross_check import model_agreement
+from extraction.validation.evidence import relocate_evidence
+from extraction.validation.policy import validate_extraction
+from extraction.validation.schema import InvoiceV1, SchemaError, SchemaValidationError, parse_invoice
+
+logger = logging.getLogger("extraction.worker")
+
+# The rules and the models answer invoice.v1's fields; a v2 job gets them upgraded, with what
+# only v2 carries (allowances, VAT breakdown, ...) null.
+MODEL_ANSWER_SCHEMA = "invoice.v1"
+
+
+@dataclass(frozen=True)
+class EInvoiceRead:
+    """A document's e-invoice, read from its XML, for a tenant that reads them."""
+
+    answer: EInvoiceAnswer
+    # structured_first: the XML's answer is the result and no model is called; otherwise
+    # ("both") the model reads the document too and must agree.
+    structured_first: bool
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """A model call the pool admitted: ``permit`` is held until the call ends."""
+
+    binding: PoolBinding
+    read: DocumentText  # what the model reads
+    permit: limiter.Permit
+    request: ProviderRequest
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The model's answer: schema-valid, its evidence re-found in what the model read."""
+
+    invoice: InvoiceV1
+    extra: dict[str, Any]  # kept beside the verdict: how the evidence was found
+    report: Callable[[str], AttemptReport]  # the ledger entry, given the attempt's outcome
+
+
+def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
+    """Run one claimed attempt to a persisted outcome (the steps are the module's docstring)."""
+    rt.track(claim)
+    try:
+        document = _read_document(claim)
+        if isinstance(document, AttemptResult):
+            return document
+        einvoice = _einvoice_of(claim, document)
+        if einvoice is not None and einvoice.structured_first:
+            return _complete_from_einvoice(claim, rt, document, einvoice.answer)
+        call = _reserve_capacity(claim, document)
+        if isinstance(call, AttemptResult):
+            return call
+        response = _call_model(claim, call, rt)
+        if isinstance(response, AttemptResult):
+            return response
+        if rt.lost(claim):
+            return _discard_answer(claim, call, response)
+        answer = _parse_and_relocate(claim, call, response)
+        if isinstance(answer, AttemptResult):
+            return answer
+        if einvoice is not None:
+            # "both": the XML's answer is the result, the model's its cross-check.
+            return _judge_and_complete(
+                claim,
+                parse_invoice(json.dumps(einvoice.answer.output), schema=claim.schema),
+                document,
+                extra={**answer.extra, "einvoice": einvoice.answer.provenance()},
+                report=answer.report,
+                cross_checked_by=answer.invoice,
+            )
+        return _judge_and_complete(claim, answer.invoice, document, extra=answer.extra, report=answer.report)
+    finally:
+        rt.untrack(claim)
+
+
+# --- the steps ---------------------------------------------------------------------------------
+
+
+def _read_document(claim: Claim) -> DocumentText | AttemptResult:
+    """The document's text (extracted once and kept); an unreadable document fails the job."""
+    from extraction.intake.text import UnreadableDocument  # heavy imports (OCR, PDF)
+
+    try:
+        return load_document_text(claim.document_id, ocr_language=claim.options.get("language", "eng"))
+    except UnreadableDocument as exc:
+        with db_step():
+            return lifecycle.retry_or_fail(
+                claim,
+                report=_report(AttemptOutcome.UNREADABLE_DOCUMENT, detail=str(exc)),
+                retry=False,
+                delay_seconds=0,
+                error_class="unreadable_document",
+            )
+
+
+def _einvoice_of(claim: Claim, document: DocumentText) -> EInvoiceRead | None:
+    """A document that is or embeds an e-invoice, for a tenant that does not send every
+    document to the model: its XML's answer."""
+    if document.einvoice_page is None:
+        return None
+    intake = _einvoice_intake(claim.tenant_id)
+    if intake == EInvoiceIntake.MODEL_ONLY:
+        return None
+    answer = _einvoice_answer(claim.document_id, document, schema=claim.schema)
+    if answer is None:
+        return None
+    return EInvoiceRead(answer, structured_first=intake == EInvoiceIntake.STRUCTURED_FIRST)
+
+
+def _reserve_capacity(claim: Claim, document: DocumentText) -> ModelCall | AttemptResult:
+    """The pool's permit for one call (a request slot, a token reservation, an in-flight slot);
+    denied → the job is handed back with no attempt spent (BP-3, RTY-2)."""
+    binding = provider_for_policy(claim.model_policy)
+    read = document.for_providers()
+    tokens = reservation(
+        read.full_text,
+        model=binding.model,
+        max_output_tokens=binding.max_output_tokens,
+        tokenizer_url=binding.local_server,
+    )
+    # The permit names its attempt, so the self-audit can give back one whose attempt is over.
+    holder = limiter.permit_holder(claim.job_id, claim.fence)
+    granted = limiter.acquire(limiter.pool_limits(binding.pool), tokens=tokens, holder=holder)
+    if isinstance(granted, limiter.Denial):
+        # No connection or delivery is held while waiting.
+        wait = granted.retry_after_seconds + random.uniform(0, settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS)
+        with db_step():
+            lifecycle.hand_back(
+                claim,
+                available_in_seconds=wait,
+                outcome=AttemptOutcome.CAPACITY_DEFERRED,
+                detail=f"pool {binding.pool}: {granted.reason}",
+            )
+        logger.info(
+            "waiting for capacity",
+            extra={
+                **claim.log_extra(),
+                "pool": binding.pool,
+                "waits_for": granted.reason,
+                "retry_in_seconds": round(wait, 3),
+            },
+        )
+        return AttemptResult.DEFERRED
+    remaining = (claim.deadline_at.timestamp() - time.time()) - settings.COMMIT_MARGIN_SECONDS
+    request = ProviderRequest(
+        job_id=str(claim.job_id),
+        attempt=claim.attempt,
+        document=read,
+        schema=MODEL_ANSWER_SCHEMA,
+        model=binding.model,
+        max_output_tokens=binding.max_output_tokens,
+        timeout_seconds=max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining)),
+    )
+    return ModelCall(binding, read, granted, request)
+
+
+def _call_model(claim: Claim, call: ModelCall, rt: WorkerRuntime) -> ProviderResponse | AttemptResult:
+    """The provider call, bounded by the attempt timeout and the deadline, with no database
+    connection held; the permit goes back with what the call used (or may have cost)."""
+    provider, pool = call.binding.provider, call.binding.pool
+    try:
+        response = call_provider(provider, call.request, rt)
+    except Interrupted as exc:
+        limiter.release(call.permit, actual_tokens=None)  # sent and unanswered: it may be billed
+        return hand_back_interrupted(claim, provider.name, detail=str(exc))
+    except ProviderError as exc:
+        limiter.release(call.permit, actual_tokens=_billed_tokens(exc))
+        if exc.kind == ErrorKind.RATE_LIMITED:
+            PROVIDER_RATE_LIMITED.labels(pool=pool).inc()
+            if call.permit.counted:  # an unlimited pool cools nobody down
+                cooldown = exc.retry_after_seconds or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS
+                limiter.start_cooldown(pool, seconds=cooldown)
+        if call.binding.local_server and _server_not_serving(exc):
+            return _wait_for_local_server(claim, exc, pool)
+        return _after_provider_error(claim, exc, provider.name)
+    except BaseException:
+        limiter.release(call.permit, actual_tokens=None)  # unknown: keep the reservation
+        raise
+    limiter.release(call.permit, actual_tokens=_used_tokens(response))
+    fault_point("after_provider_response")
+    return response
+
+
+def _discard_answer(claim: Claim, call: ModelCall, response: ProviderResponse) -> AttemptResult:
+    """The heartbeat lost the lease during the call: someone else owns the job now. The
+    guarded completion would refuse anyway; the paid call is recorded as such (EXE-6: fencing
+    cannot undo it)."""
+    report = _report(
+        AttemptOutcome.STALE_COMPLETION,
+        response,
+        provider=call.binding.provider.name,
+        detail="lease lost during the model call",
+    )
+    with db_step():
+        lifecycle.record_discarded_attempt(claim, report)
+    return AttemptResult.STALE
+
+
+def _parse_and_relocate(claim: Claim, call: ModelCall, response: ProviderResponse) -> Answer | AttemptResult:
+    """The answer against the job's schema (invalid → retried, then terminal). The model's
+    quotes are evidence, its character offsets are not (small models miscount): they are
+    re-found in what the model read."""
+    provider = call.binding.provider.name
+    try:
+        invoice = parse_invoice(response.output_text, schema=claim.schema)
+    except (SchemaError, SchemaValidationError) as exc:
+        error = ProviderError(
+            ErrorKind.INVALID_OUTPUT,
+            f"{type(exc).__name__}: {exc}"[:1000],
+            http_status=response.http_status,
+            provider_request_id=response.provider_request_id,
+        )
+        return _after_provider_error(claim, error, provider, response=response)
+    invoice, relocations = relocate_evidence(invoice, call.read)
+    extra = {"evidence_relocated": [relocation.as_dict() for relocation in relocations]} if relocations else {}
+    return Answer(invoice, extra, report=lambda outcome: _report(outcome, response, provider=provider))
+
+
+def _judge_and_complete(
+    claim: Claim,
+    invoice: InvoiceV1,
+    document: DocumentText,
+    *,
+    extra: dict[str, Any],
+    report: Callable[[str], AttemptReport],
+    cross_checked_by: InvoiceV1 | None = None,
+) -> AttemptResult:
+    """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
+    SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found);
+    ``cross_checked_by`` is a model's answer that must agree with ``invoice`` (model_agrees)."""
+    with db_step():
+        # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
+        # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
+        # The policy's read and the completion are one statement each; the validation runs
+        # between them, holding no lock.
+        verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
+        if cross_checked_by is not None:
+            verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
+        validation = {**verdict.as_dict(), **extra}
+        completed = lifecycle.complete_job(
+            claim,
+            review_required=verdict.review_required,
+            output=invoice.model_dump(mode="json", by_alias=True),
+            validation=validation,
+            policy_version=verdict.policy_version,
+            report=report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED),
+        )
+    logger.info(
+        "attempt completed" if completed else "stale completion discarded",
+        extra={**claim.log_extra(), "review_required": verdict.review_required, "reasons": verdict.reasons},
+    )
+    return AttemptResult.COMPLETED if completed else AttemptResult.STALE
+
+
+def _einvoice_intake(tenant_id: uuid.UUID) -> str | None:
+    with db_step():
+        return Tenant.objects.filter(pk=tenant_id).values_list("einvoice_intake", flat=True).first()
+
+
+def _einvoice_answer(document_id: uuid.UUID, document: DocumentText, *, schema: str) -> EInvoiceAnswer | None:
+    from extraction.intake.text import einvoice_xml_of  # heavy imports (OCR, PDF)
+
+    with db_step():
+        stored = Document.objects.get(pk=document_id)
+    with default_storage.open(stored.storage_name, "rb") as handle:
+        xml = einvoice_xml_of(handle.read(), stored.content_type)
+    return answer_from_einvoice(xml, document, schema=schema) if xml is not None else None
+
+
+def _complete_from_einvoice(
+    claim: Claim, rt: WorkerRuntime, document: DocumentText, answer: EInvoiceAnswer
+) -> AttemptResult:
+    """The e-invoice's own data as the result: no capacity taken, no model called, no tokens."""
+    if rt.lost(claim):
+        return AttemptResult.STALE  # nothing was spent; the new owner reads the same XML
+    invoice = parse_invoice(json.dumps(answer.output), schema=claim.schema)
+    return _judge_and_complete(
+        claim,
+        invoice,
+        document,
+        extra={"einvoice": answer.provenance()},
+        report=lambda outcome: _traced(
+            AttemptReport(
+                outcome=outcome,
+                provider=EINVOICE_PROVIDER,
+                model=answer.profile[:128],
+                input_tokens=0,
+                output_tokens=0,
+                latency_ms=answer.latency_ms,
+            )
+        ),
+    )
+
+
+# --- handing back and failing ---------------------------------------------------------------------
+
+
+def hand_back_interrupted(claim: Claim, provider: str, *, detail: str) -> AttemptResult:
+    """The shutdown abandoned the model call: the job goes back to READY at once under a new
+    fence, the attempt recorded as interrupted and not counted against the job's budget (an
+    eviction is not the job's failure)."""
+    with db_step():
+        handed_back = lifecycle.hand_back_interrupted(
+            claim, report=_report(AttemptOutcome.INTERRUPTED, provider=provider, detail=detail)
+        )
+    logger.warning(
+        "model call abandoned at shutdown: job handed back" if handed_back else "model call abandoned at shutdown",
+        extra=claim.log_extra(),
+    )
+    return AttemptResult.INTERRUPTED if handed_back else AttemptResult.STALE
+
+
+def _server_not_serving(error: ProviderError) -> bool:
+    """A local server that refused the connection or answered 503 (still loading its model)
+    did no work: the call never ran."""
+    return not error.request_sent or error.http_status == 503
+
+
+def _wait_for_local_server(claim: Claim, error: ProviderError, pool: str) -> AttemptResult:
+    """Our own model server is restarting: the pool has no capacity until it is back. The job is
+    handed back unspent and the pool cools down, rather than spending the attempts a restart
+    takes (a crash mid-call was already counted when the call broke)."""
+    wait = settings.CAPACITY_UNAVAILABLE_RETRY_SECONDS
+    limiter.start_cooldown(pool, seconds=wait)
+    with db_step():
+        lifecycle.hand_back(
+            claim,
+            available_in_seconds=wait + random.uniform(0, settings.CAPACITY_IN_FLIGHT_RETRY_SECONDS),
+            outcome=AttemptOutcome.CAPACITY_DEFERRED,
+            detail=f"pool {pool}: local model server not serving: {error}",
+        )
+    logger.info("waiting for the local model server", extra={**claim.log_extra(), "pool": pool, "error": str(error)})
+    return AttemptResult.DEFERRED
+
+
+def _billed_tokens(error: ProviderError) -> int | None:
+    """What a failed call may have cost: nothing if it never left or was refused (429, 5xx,
+    4xx); unknown (None: keep the whole reservation, BP-3) if it timed out after being sent."""
+    if error.kind == ErrorKind.TIMEOUT and error.request_sent:
+        return None
+    return 0
+
+
+def _used_tokens(response: ProviderResponse) -> int | None:
+    if response.input_tokens is None and response.output_tokens is None:
+        return None
+    return (response.input_tokens or 0) + (response.output_tokens or 0)
+
+
+def _after_provider_error(
+    claim: Claim, error: ProviderError, provider: str, response: ProviderResponse | None = None
+) -> AttemptResult:
+    decision = retry.decide(
+        error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts, retry_after=error.retry_after_seconds
+    )
+    outcome = retry.OUTCOME_OF_ERROR[error.kind]
+    if error.kind == ErrorKind.TIMEOUT and error.request_sent:
+        outcome = AttemptOutcome.UNCERTAIN  # sent, unanswered: it may have run and been billed
+    detail = str(error)
+    if decision.exhausted:
+        detail = f"retries exhausted after {claim.attempt} attempts; last: {detail}"
+    report = _report(outcome, response, error if response is None else None, provider=provider, detail=detail)
+    with db_step():
+        # The job's error class is the last failure's class; the detail says why it stopped.
+        result = lifecycle.retry_or_fail(
+            claim,
+            report=report,
+            retry=decision.retry,
+            delay_seconds=decision.delay_seconds,
+            error_class=outcome,
+        )
+    logger.info(
+        "attempt failed",
+        extra={**claim.log_extra(), "outcome": outcome, "decision": result, "http_status": error.http_status},
+    )
+    return result
+
+
+def _report(
+    outcome: str,
+    response: ProviderResponse | None = None,
+    error: ProviderError | None = None,
+    provider: str = "",
+    detail: str = "",
+) -> AttemptReport:
+    """The attempt's ledger entry from what the provider answered (or raised), also set on
+    the attempt's span."""
+    if response is not None:
+        report = AttemptReport(
+            outcome=outcome,
+            provider=provider,
+            model=response.model,
+            provider_request_id=response.provider_request_id,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+            latency_ms=response.latency_ms,
+            http_status=response.http_status,
+            error_detail=detail,
+        )
+    elif error is not None:
+        report = AttemptReport(
+            outcome=outcome,
+            provider=provider,
+            provider_request_id=error.provider_request_id,
+            http_status=error.http_status,
+            retry_after_seconds=error.retry_after_seconds,
+            error_detail=detail or str(error),
+        )
+    else:
+        report = AttemptReport(outcome=outcome, provider=provider, error_detail=detail)
+    return _traced(report)
+
+
+def _traced(report: AttemptReport) -> AttemptReport:
+    """``report``, also set on the attempt's span: what the ledger row says, but never the
+    error detail (it can quote the model's answer) or anything of the document."""
+    attributes: dict[str, str | int] = {"extraction.outcome": report.outcome, "gen_ai.provider.name": report.provider}
+    if report.model:
+        attributes["gen_ai.response.model"] = report.model
+    if report.input_tokens is not None:
+        attributes["gen_ai.usage.input_tokens"] = report.input_tokens
+    if report.output_tokens is not None:
+        attributes["gen_ai.usage.output_tokens"] = report.output_tokens
+    if report.http_status is not None:
+        attributes["http.response.status_code"] = report.http_status
+    tracing.annotate(attributes)
+    return report
+
+
+# --- the document's text ---------------------------------------------------------------------------
+
+
+# Document text never changes once extracted (ACC-4: a document version is immutable), so a
+# process keeps the most recent ones instead of reading them again for every attempt.
+_text_cache: OrderedDict[uuid.UUID, DocumentText] = OrderedDict()
+_text_cache_lock = threading.Lock()
+TEXT_CACHE_SIZE = 256
+
+
+def load_document_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
+    """The document's text, extracted on first use and kept, so every attempt and every
+    evidence check reads the same page strings. Raises UnreadableDocument."""
+    with _text_cache_lock:
+        cached = _text_cache.get(document_id)
+        if cached is not None:
+            _text_cache.move_to_end(document_id)
+            return cached
+    text = _load_or_extract_text(document_id, ocr_language=ocr_language)
+    with _text_cache_lock:
+        _text_cache[document_id] = text
+        while len(_text_cache) > TEXT_CACHE_SIZE:
+            _text_cache.popitem(last=False)
+    return text
+
+
+def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
+    from extraction.intake.text import (  # heavy imports (OCR, PDF)
+        embedded_invoice_xml,
+        extract_document_text,
+        with_embedded_einvoice,
+    )
+
+    with db_step():
+        row = DocumentTextRow.objects.filter(document_id=document_id).first()
+        if row is None:
+            document = Document.objects.get(pk=document_id)
+    if row is None:
+        with default_storage.open(document.storage_name, "rb") as handle:
+            data = handle.read()
+        text = extract_document_text(data, document.content_type, ocr_language=ocr_language)
+        xml = embedded_invoice_xml(data) if document.content_type == "application/pdf" else None
+        if xml is not None:
+            text = with_embedded_einvoice(text, xml[1])
+        with db_step(), transaction.atomic():
+            DocumentTextRow.objects.bulk_create(
+                [
+                    DocumentTextRow(
+                        document_id=document_id,
+                        pages=list(text.pages),
+                        source=text.source,
+                        embedded_xml_name=xml[0] if xml else "",
+                        einvoice_page=text.einvoice_page,
+                    )
+                ],
+                ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
+            )
+            row = DocumentTextRow.objects.get(document_id=document_id)
+    return DocumentText(pages=tuple(row.pages), source=row.source, einvoice_page=row.einvoice_page)
