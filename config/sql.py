@@ -7,9 +7,12 @@ parameters and are never assembled from fragments: what the file shows is what r
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+from django.db import migrations
 
 _NAME_LINE = re.compile(r"^--\s*name:\s*(?P<name>\S*)\s*$")
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -87,3 +90,27 @@ def load_statements(path: Path) -> Statements:
     if not statements:
         raise StatementFileError(f"{path}: no '-- name:' statement")
     return Statements(path, statements)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class ApplyStatementFile(migrations.RunSQL):
+    """A migration operation that runs every statement of ``path`` in file order: an app's
+    current database functions and triggers, each a ``CREATE OR REPLACE`` (so an older migration
+    applying a newer file on a fresh database is harmless). ``sha256`` is the file's digest when
+    the migration was written; a test checks that the latest migration applying a file names
+    its current digest, so a changed file always comes with a migration that applies it to
+    databases already migrated. Backwards it does nothing: the previous text is history."""
+
+    def __init__(self, path: Path, *, sha256: str) -> None:
+        self.path = path
+        self.sha256 = sha256
+        super().__init__(sql=list(load_statements(path).values()), reverse_sql=migrations.RunSQL.noop)
+
+    def describe(self) -> str:
+        return f"Apply {self.path.name} (sha256 {self.sha256[:12]})"
+
+    def deconstruct(self) -> tuple[str, list[object], dict[str, object]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}", [], {"path": self.path, "sha256": self.sha256})

@@ -2,7 +2,7 @@
 --
 -- Every transition is one statement: the guarded UPDATE of the job (``moved``) decides, and
 -- what it records reads ``moved``, so it exists exactly when the job moved. Other tables' rows
--- come from migration 0008's functions (extraction_append_job_event,
+-- come from the functions of extraction/functions.sql (extraction_append_job_event,
 -- extraction_append_outbox_event, extraction_release_admission). A SELECT in WITH runs only as
 -- far as the outer query reads it, so each final SELECT reads the CTE that calls them
 -- (``FROM moved, recorded`` or ``EXISTS (SELECT FROM recorded)``).

@@ -1,0 +1,140 @@
+-- The database side of the job pipeline as it is now: every function and trigger the named
+-- statements (lifecycle.sql, acceptance.sql, ...) rely on, in the order they are created. There
+-- are no grants: the application's role owns the schema.
+--
+-- Migrations apply this file (config.sql.ApplyStatementFile), each statement a
+-- CREATE OR REPLACE, so applying it again is harmless. To change a function, edit it here and
+-- add a migration that applies the file again with its new sha256:
+-- tests/extraction/test_database_functions.py fails until the latest such migration names the
+-- file's current digest, and checks that a freshly migrated database defines exactly this.
+
+
+-- name: job_state_accepted
+-- JobState's values, as the statements name them: job_state_ready() and so on. IMMUTABLE SQL
+-- functions are inlined and folded to constants while a statement is planned, also in the
+-- generic plan of a prepared statement, so a query's state test still matches the partial
+-- indexes' predicates; a state sent as a bound parameter would not.
+-- tests/config/test_sql_statements.py checks them against JobState.
+CREATE OR REPLACE FUNCTION job_state_accepted() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'ACCEPTED'::text $$
+
+
+-- name: job_state_ready
+CREATE OR REPLACE FUNCTION job_state_ready() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'READY'::text $$
+
+
+-- name: job_state_running
+CREATE OR REPLACE FUNCTION job_state_running() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'RUNNING'::text $$
+
+
+-- name: job_state_retry_scheduled
+CREATE OR REPLACE FUNCTION job_state_retry_scheduled() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'RETRY_SCHEDULED'::text $$
+
+
+-- name: job_state_succeeded
+CREATE OR REPLACE FUNCTION job_state_succeeded() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'SUCCEEDED'::text $$
+
+
+-- name: job_state_review_required
+CREATE OR REPLACE FUNCTION job_state_review_required() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'REVIEW_REQUIRED'::text $$
+
+
+-- name: job_state_failed_terminal
+CREATE OR REPLACE FUNCTION job_state_failed_terminal() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'FAILED_TERMINAL'::text $$
+
+
+-- name: tenant_daily_spend
+-- The one place that computes a tenant's spend today: the stored spend while spend_day is
+-- today (0 after midnight, by the database's date), plus ``tokens`` at the policy's price.
+-- A single SELECT, so the planner inlines it into the statements that use it.
+CREATE OR REPLACE FUNCTION tenant_daily_spend(spend_day date, spent_today_micros bigint, tokens bigint,
+                                              price_per_1k_tokens_micros bigint)
+RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN spend_day = current_date THEN spent_today_micros ELSE 0 END
+           + tokens * price_per_1k_tokens_micros / 1000
+$$
+
+
+-- name: extraction_append_job_event
+-- The one place that writes a job_events row. PL/pgSQL keeps the INSERT's plan for the
+-- session, which matters in the claim and the completion.
+CREATE OR REPLACE FUNCTION extraction_append_job_event(p_job_id uuid, p_tenant_id uuid, p_state_version integer,
+                                                       p_from_state text, p_to_state text, p_reason text,
+                                                       p_detail jsonb)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO job_events (job_id, tenant_id, state_version, from_state, to_state, reason, detail, created_at)
+    VALUES (p_job_id, p_tenant_id, p_state_version, p_from_state, p_to_state, p_reason, p_detail, now());
+END $$
+
+
+-- name: extraction_append_outbox_event
+-- The one place that writes an outbox_events row (the relay publishes it after COMMIT), with
+-- the trace context of the step that wrote it (the accepting request's). The lifecycle's
+-- transitions pass none: the relay then parents its publish on the job's trace context.
+-- What each event type's payload carries is declared in extraction/events.py.
+CREATE OR REPLACE FUNCTION extraction_append_outbox_event(p_event_id uuid, p_job_id uuid, p_tenant_id uuid,
+                                                          p_event_type text, p_payload jsonb,
+                                                          p_trace_context jsonb DEFAULT '{}'::jsonb)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
+                               publish_attempts, last_error, trace_context)
+    VALUES (p_event_id, p_job_id, p_tenant_id, p_event_type, p_payload, now(), 0, '', p_trace_context);
+END $$
+
+
+-- name: extraction_release_admission
+-- A job leaving the pending states gives its admission share back (CAP-4): what it cost is
+-- the tokens its attempts used, not the reservation it was admitted with.
+CREATE OR REPLACE FUNCTION extraction_release_admission(p_tenant_id uuid, p_byte_size bigint,
+                                                        p_reserved_tokens bigint, p_used_tokens bigint,
+                                                        p_price_per_1k_tokens_micros bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE accounts_tenantusage
+       SET pending_jobs = pending_jobs - 1,
+           pending_bytes = pending_bytes - p_byte_size,
+           reserved_tokens = reserved_tokens - p_reserved_tokens,
+           spent_today_micros = tenant_daily_spend(spend_day, spent_today_micros, p_used_tokens,
+                                                   p_price_per_1k_tokens_micros),
+           spend_day = current_date
+     WHERE tenant_id = p_tenant_id;
+END $$
+
+
+-- name: outbox_events_notify
+-- Inserted outbox events wake the relay (a hint only: the relay also polls). Statement-level,
+-- so a batch of inserts is one notification.
+CREATE OR REPLACE FUNCTION outbox_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('outbox_events', '');
+    RETURN NULL;
+END $$
+
+
+-- name: outbox_events_notify_trigger
+CREATE OR REPLACE TRIGGER outbox_events_notify AFTER INSERT ON outbox_events
+    FOR EACH STATEMENT EXECUTE FUNCTION outbox_events_notify()
+
+
+-- name: job_events_notify
+-- Every job transition appends to job_events; the inserts wake the notifier process, which
+-- pushes "job changed" notices to browsers. A hint only: the notifier also polls by event id,
+-- so a lost notification delays a notice, never loses it.
+CREATE OR REPLACE FUNCTION job_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('job_events', '');
+    RETURN NULL;
+END $$
+
+
+-- name: job_events_notify_trigger
+CREATE OR REPLACE TRIGGER job_events_notify AFTER INSERT ON job_events
+    FOR EACH STATEMENT EXECUTE FUNCTION job_events_notify()
