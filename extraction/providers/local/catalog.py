@@ -1,7 +1,8 @@
 """What the local model pool builds and serves, pinned by version, size and digest.
 
 The engine is llama.cpp's own ``llama-server``, built from the ``llama-cpp-python`` source
-distribution on PyPI (the one registry this machine reaches). It is chosen over that package's
+distribution, fetched by ``pip download`` from the index pip is configured with (so a mirror or
+a proxy works as it does for every other package) and checked against its SHA-256. It is chosen over that package's
 Python server because it takes OpenAI's ``response_format: json_schema``, serves several requests
 at once (slots), counts tokens with the model's own vocabulary (``/tokenize``) and reports its
 queue and KV-cache use on ``/metrics``.
@@ -26,7 +27,8 @@ REQUIREMENTS_DIR = Path(__file__).resolve().parent / "requirements"
 @dataclass(frozen=True)
 class Engine:
     version: str
-    source_url: str
+    # The source distribution's project on the package index; pip fetches it.
+    project: str
     source_sha256: str
     # Portable x86-64 with AVX2/FMA/F16C: the default -march=native build crashes on every
     # prompt longer than one token on CPUs with AMX (llama.cpp issue #20824). No web UI and no
@@ -39,13 +41,15 @@ class Engine:
         digest = hashlib.sha256("\0".join((self.version, *self.cmake_flags)).encode()).hexdigest()[:12]
         return f"llama-server-{self.version}-{digest}"
 
+    @property
+    def requirement(self) -> str:
+        """The source distribution as a hash-pinned requirement line (pip's hash-checking mode)."""
+        return f"{self.project}=={self.version} --hash=sha256:{self.source_sha256}"
+
 
 ENGINE = Engine(
     version="0.3.36",
-    source_url=(
-        "https://files.pythonhosted.org/packages/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/"
-        "llama_cpp_python-0.3.36.tar.gz"
-    ),
+    project="llama-cpp-python",
     source_sha256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
     cmake_flags=(
         "-DCMAKE_BUILD_TYPE=Release",
