@@ -50,8 +50,27 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return default if value in (None, "") else int(value)
+    """The whole number ``name``; unset or empty means ``default``; anything else stops the
+    process (ImproperlyConfigured names the variable)."""
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={os.environ[name]!r} is not a whole number.") from None
+
+
+def env_float(name: str, default: float) -> float:
+    """The number ``name`` (seconds, shares, rates); unset or empty means ``default``; anything
+    else stops the process (ImproperlyConfigured names the variable)."""
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={os.environ[name]!r} is not a number.") from None
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -404,14 +423,14 @@ GLOBAL_MAX_PENDING_JOBS = env_int("GLOBAL_MAX_PENDING_JOBS", 1_000_000)
 # OPS-4: a new tenant's completion target (Tenant.completion_target_seconds, edited in the admin).
 TENANT_DEFAULT_COMPLETION_TARGET_SECONDS = env_int("TENANT_DEFAULT_COMPLETION_TARGET_SECONDS", 900)
 # How long a web process trusts its last reading of the global backlog (seconds).
-GLOBAL_BACKLOG_CACHE_SECONDS = float(env("GLOBAL_BACKLOG_CACHE_SECONDS", "1.0") or 1.0)
+GLOBAL_BACKLOG_CACHE_SECONDS = env_float("GLOBAL_BACKLOG_CACHE_SECONDS", 1.0)
 ADMISSION_RETRY_AFTER_SECONDS = env_int("ADMISSION_RETRY_AFTER_SECONDS", 30)
 
 # API tokens: last_used_at is written at most this often per token, so that a busy client does
 # not turn every authenticated request into a write.
 API_TOKEN_LAST_USED_RESOLUTION_SECONDS = env_int("API_TOKEN_LAST_USED_RESOLUTION_SECONDS", 60)
 # A web process trusts a token it has just verified for this long (0 = look it up every time).
-API_TOKEN_CACHE_SECONDS = float(env("API_TOKEN_CACHE_SECONDS", "5") or 5)
+API_TOKEN_CACHE_SECONDS = env_float("API_TOKEN_CACHE_SECONDS", 5.0)
 
 LOGGING = {
     "version": 1,
@@ -452,27 +471,27 @@ TRACING_UNTRACED_URLS = env("OTEL_PYTHON_DJANGO_EXCLUDED_URLS", "") or "/healthz
 BENCH_FLOOR_VIEWS = env_bool("BENCH_FLOOR_VIEWS", False)
 
 # --- Execution (EXE, RTY) ------------------------------------------------------------------
-RETRY_BASE_SECONDS = float(env("RETRY_BASE_SECONDS", "2") or 2)
-RETRY_CAP_SECONDS = float(env("RETRY_CAP_SECONDS", "60") or 60)
-RETRY_AFTER_MAX_SECONDS = float(env("RETRY_AFTER_MAX_SECONDS", "600") or 600)
+RETRY_BASE_SECONDS = env_float("RETRY_BASE_SECONDS", 2.0)
+RETRY_CAP_SECONDS = env_float("RETRY_CAP_SECONDS", 60.0)
+RETRY_AFTER_MAX_SECONDS = env_float("RETRY_AFTER_MAX_SECONDS", 600.0)
 # A relay's claim on a batch of outbox rows; a crashed relay's rows are retaken after it.
-OUTBOX_CLAIM_SECONDS = float(env("OUTBOX_CLAIM_SECONDS", "30") or 30)
+OUTBOX_CLAIM_SECONDS = env_float("OUTBOX_CLAIM_SECONDS", 30.0)
 # EXE-4: the provider deadline of one attempt, the heartbeat interval and a shutdown margin
 # make the lease: 45 s + 3 heartbeats of margin → 90 s. A model served on this machine's CPU
 # takes tens of seconds per invoice, so its attempts get longer.
 EXTRACTION_PROVIDER = env("EXTRACTION_PROVIDER", "builtin")
-ATTEMPT_TIMEOUT_SECONDS = float(env("ATTEMPT_TIMEOUT_SECONDS", "") or (300 if EXTRACTION_PROVIDER == "local" else 45))
-LEASE_SECONDS = float(env("LEASE_SECONDS", "") or ATTEMPT_TIMEOUT_SECONDS + 45)
-HEARTBEAT_SECONDS = float(env("HEARTBEAT_SECONDS", "15") or 15)
+ATTEMPT_TIMEOUT_SECONDS = env_float("ATTEMPT_TIMEOUT_SECONDS", 300.0 if EXTRACTION_PROVIDER == "local" else 45.0)
+LEASE_SECONDS = env_float("LEASE_SECONDS", ATTEMPT_TIMEOUT_SECONDS + 45)
+HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 15.0)
 # Time kept free before a deadline to commit a result: a retry that cannot finish a whole
 # attempt plus this margin before the deadline is not scheduled (RTY-1).
-COMMIT_MARGIN_SECONDS = float(env("COMMIT_MARGIN_SECONDS", "5") or 5)
+COMMIT_MARGIN_SECONDS = env_float("COMMIT_MARGIN_SECONDS", 5.0)
 # A consumer retries the step that takes a message into PostgreSQL this long while the database
 # is away (a restart, a failover) before it requeues the message (config.messaging.durable_step).
-DURABLE_STEP_RETRY_SECONDS = float(env("DURABLE_STEP_RETRY_SECONDS", "60") or 60)
+DURABLE_STEP_RETRY_SECONDS = env_float("DURABLE_STEP_RETRY_SECONDS", 60.0)
 # An ACCEPTED job whose requested event was published this long ago without reaching the
 # inbox is made READY by the scheduler (BRK-4: a lost or purged message loses no job).
-INGRESS_RECOVERY_SECONDS = float(env("INGRESS_RECOVERY_SECONDS", "30") or 30)
+INGRESS_RECOVERY_SECONDS = env_float("INGRESS_RECOVERY_SECONDS", 30.0)
 
 # --- Celery on RabbitMQ -----------------------------------------------------------------------
 from config.topology import WORK_QUEUES  # noqa: E402
@@ -579,17 +598,17 @@ PROVIDER_POOLS: dict[str, dict[str, Any]] = {"default": _default_pool}
 # When Redis is unreachable: "closed" makes no model calls; "local" lets each process spend
 # CAPACITY_LOCAL_SHARE of every pool limit (set it to about 1 / number of worker processes).
 CAPACITY_FAIL_MODE = env("CAPACITY_FAIL_MODE", "closed")
-CAPACITY_LOCAL_SHARE = float(env("CAPACITY_LOCAL_SHARE", "0.25") or 0.25)
+CAPACITY_LOCAL_SHARE = env_float("CAPACITY_LOCAL_SHARE", 0.25)
 # An in-flight permit outlives the longest attempt; a killed worker's permit expires after it.
-CAPACITY_PERMIT_TTL_SECONDS = float(env("CAPACITY_PERMIT_TTL_SECONDS", "") or max(60.0, ATTEMPT_TIMEOUT_SECONDS + 15))
+CAPACITY_PERMIT_TTL_SECONDS = env_float("CAPACITY_PERMIT_TTL_SECONDS", max(60.0, ATTEMPT_TIMEOUT_SECONDS + 15))
 # After a 429 cooldown, limits ramp from 10 % to 100 % over this long.
-CAPACITY_RAMP_SECONDS = float(env("CAPACITY_RAMP_SECONDS", "10") or 10)
+CAPACITY_RAMP_SECONDS = env_float("CAPACITY_RAMP_SECONDS", 10.0)
 # A 429 without a usable Retry-After cools the pool down this long.
-CAPACITY_DEFAULT_COOLDOWN_SECONDS = float(env("CAPACITY_DEFAULT_COOLDOWN_SECONDS", "5") or 5)
-CAPACITY_IN_FLIGHT_RETRY_SECONDS = float(env("CAPACITY_IN_FLIGHT_RETRY_SECONDS", "0.5") or 0.5)
-CAPACITY_UNAVAILABLE_RETRY_SECONDS = float(env("CAPACITY_UNAVAILABLE_RETRY_SECONDS", "5") or 5)
+CAPACITY_DEFAULT_COOLDOWN_SECONDS = env_float("CAPACITY_DEFAULT_COOLDOWN_SECONDS", 5.0)
+CAPACITY_IN_FLIGHT_RETRY_SECONDS = env_float("CAPACITY_IN_FLIGHT_RETRY_SECONDS", 0.5)
+CAPACITY_UNAVAILABLE_RETRY_SECONDS = env_float("CAPACITY_UNAVAILABLE_RETRY_SECONDS", 5.0)
 # A worker slot (one Celery task) runs jobs for at most this long before yielding its thread.
-WORKER_SLOT_SECONDS = float(env("WORKER_SLOT_SECONDS", "60") or 60)
+WORKER_SLOT_SECONDS = env_float("WORKER_SLOT_SECONDS", 60.0)
 # SIGTERM to a Celery worker: it claims nothing more and ends within this long. The llm worker
 # lets model calls answer until shortly before it ends and hands the rest back at once under a
 # new fence (worker.begin_shutdown); by default every call fits (its timeout plus the commit
@@ -620,7 +639,7 @@ if env("POSTGRES_POOL_MAX_SIZE"):
     from psycopg_pool.base import AttemptWithBackoff
 
     AttemptWithBackoff.DELAY_BACKOFF = 1.0
-SCHEDULER_INTERVAL_SECONDS = float(env("SCHEDULER_INTERVAL_SECONDS", "1") or 1)
+SCHEDULER_INTERVAL_SECONDS = env_float("SCHEDULER_INTERVAL_SECONDS", 1.0)
 SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 # Sweeps of other apps that the durable scheduler runs in each round (a callable taking the
 # broker connection): webhook deliveries are driven by their rows too (reap leases, hint due ones).
@@ -643,7 +662,7 @@ METRICS_COLLECTORS = [
 # scrape's transaction like the collectors above; /metrics' extraction_autoscale_replicas.
 AUTOSCALE_DEMANDS = ["extraction.capacity.autoscale.llm_worker_demands", "delivery.autoscale.delivery_worker_demands"]
 # Arrivals are counted over this window (Little's law's arrival rate).
-AUTOSCALE_WINDOW_SECONDS = float(env("AUTOSCALE_WINDOW_SECONDS", "60") or 60)
+AUTOSCALE_WINDOW_SECONDS = env_float("AUTOSCALE_WINDOW_SECONDS", 60.0)
 # Concurrent calls one replica carries: the Procfile's --concurrency of each worker process.
 LLM_WORKER_CONCURRENCY = env_int("LLM_WORKER_CONCURRENCY", 300)
 DELIVERY_WORKER_CONCURRENCY = env_int("DELIVERY_WORKER_CONCURRENCY", 16)
@@ -678,34 +697,34 @@ AUDIT_CHECKS = [
     "extraction.operations.audit.reviews_past_their_slo",
 ]
 # The scheduler runs the audit at most this often (per scheduler process).
-AUDIT_INTERVAL_SECONDS = float(env("AUDIT_INTERVAL_SECONDS", "60") or 60)
+AUDIT_INTERVAL_SECONDS = env_float("AUDIT_INTERVAL_SECONDS", 60.0)
 # An outbox event still unpublished this long after its commit is a finding (the relay's lag bound).
-AUDIT_OUTBOX_LAG_SECONDS = float(env("AUDIT_OUTBOX_LAG_SECONDS", "60") or 60)
+AUDIT_OUTBOX_LAG_SECONDS = env_float("AUDIT_OUTBOX_LAG_SECONDS", 60.0)
 # A sendable webhook delivery still pending this long past its due time is a finding.
-AUDIT_DELIVERY_LAG_SECONDS = float(env("AUDIT_DELIVERY_LAG_SECONDS", "300") or 300)
+AUDIT_DELIVERY_LAG_SECONDS = env_float("AUDIT_DELIVERY_LAG_SECONDS", 300.0)
 # Rows one check counts and repairs per run, and ids it names as examples.
 AUDIT_LIMIT = env_int("AUDIT_LIMIT", 500)
 AUDIT_EXAMPLES = env_int("AUDIT_EXAMPLES", 5)
 
 # Test-only crash points (extraction/execution/faults.py); empty in every real deployment.
 FAULT_INJECTION_POINTS = frozenset(p for p in (env("FAULT_INJECTION", "") or "").split(",") if p)
-TOKEN_ESTIMATE_CHARS_PER_TOKEN = float(env("TOKEN_ESTIMATE_CHARS_PER_TOKEN", "4") or 4)
+TOKEN_ESTIMATE_CHARS_PER_TOKEN = env_float("TOKEN_ESTIMATE_CHARS_PER_TOKEN", 4.0)
 # Fair claiming (BP-4): an interactive job counts as if it had been waiting this much longer
 # than a batch job; a batch job that has waited longer than this beats a fresh interactive one.
-INTERACTIVE_PRIORITY_BOOST_SECONDS = float(env("INTERACTIVE_PRIORITY_BOOST_SECONDS", "300") or 300)
+INTERACTIVE_PRIORITY_BOOST_SECONDS = env_float("INTERACTIVE_PRIORITY_BOOST_SECONDS", 300.0)
 
 # --- Delivery to the ERP (delivery/) ----------------------------------------------------------
 # Development switch for the local demo ERP on 127.0.0.1: nothing else relaxes the egress rule.
 EGRESS_ALLOW_LOOPBACK = env_bool("EGRESS_ALLOW_LOOPBACK", False)
-WEBHOOK_TIMEOUT_SECONDS = float(env("WEBHOOK_TIMEOUT_SECONDS", "15") or 15)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 15.0)
 WEBHOOK_MAX_RESPONSE_BYTES = env_int("WEBHOOK_MAX_RESPONSE_BYTES", 64 * 1024)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 15)
-WEBHOOK_RETRY_BASE_SECONDS = float(env("WEBHOOK_RETRY_BASE_SECONDS", "5") or 5)
-WEBHOOK_RETRY_CAP_SECONDS = float(env("WEBHOOK_RETRY_CAP_SECONDS", "3600") or 3600)
+WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 5.0)
+WEBHOOK_RETRY_CAP_SECONDS = env_float("WEBHOOK_RETRY_CAP_SECONDS", 3600.0)
 WEBHOOK_SECRET_ROTATION_WINDOW_SECONDS = env_int("WEBHOOK_SECRET_ROTATION_WINDOW_SECONDS", 24 * 3600)
 WEBHOOK_CIRCUIT_FAILURES = env_int("WEBHOOK_CIRCUIT_FAILURES", 10)
-WEBHOOK_CIRCUIT_OPEN_SECONDS = float(env("WEBHOOK_CIRCUIT_OPEN_SECONDS", "60") or 60)
-WEBHOOK_AUTO_DISABLE_DAYS = float(env("WEBHOOK_AUTO_DISABLE_DAYS", "5") or 5)
+WEBHOOK_CIRCUIT_OPEN_SECONDS = env_float("WEBHOOK_CIRCUIT_OPEN_SECONDS", 60.0)
+WEBHOOK_AUTO_DISABLE_DAYS = env_float("WEBHOOK_AUTO_DISABLE_DAYS", 5.0)
 # Key for the endpoint signing secrets at rest; derived from SECRET_KEY when unset (then
 # rotating SECRET_KEY makes stored secrets unreadable: set this in production).
 WEBHOOK_SECRETS_KEY = env("WEBHOOK_SECRETS_KEY", "")
@@ -748,11 +767,11 @@ CHANNEL_LAYERS = {
     }
 }
 # How often an open WebSocket re-checks that its token or membership is still valid (NTF-2).
-NOTIFY_REAUTH_SECONDS = float(env("NOTIFY_REAUTH_SECONDS", "5") or 5)
+NOTIFY_REAUTH_SECONDS = env_float("NOTIFY_REAUTH_SECONDS", 5.0)
 # How often an open stream re-reads the event log for notices the channel layer lost (at the
 # next re-check after this long): the bound on how late a lost notice arrives. Each round is
 # two queries per socket, so it is kept well above the re-check interval.
-NOTIFY_CATCHUP_SECONDS = float(env("NOTIFY_CATCHUP_SECONDS", "30") or 30)
+NOTIFY_CATCHUP_SECONDS = env_float("NOTIFY_CATCHUP_SECONDS", 30.0)
 NOTIFY_REPLAY_LIMIT = env_int("NOTIFY_REPLAY_LIMIT", 500)
 NOTIFY_SNAPSHOT_LIMIT = env_int("NOTIFY_SNAPSHOT_LIMIT", 500)
 # The socket browsers open: "" = ws(s)://<page host>:NOTIFY_WS_PORT/ws/jobs/ (the ws process's port).

@@ -1,5 +1,5 @@
-"""Boolean switches in the environment: the accepted spellings, and a misspelling stops the
-process with the variable and its value instead of quietly reading as off."""
+"""Switches and numbers in the environment: the accepted spellings, and a misspelling stops the
+process with the variable and its value instead of quietly reading as off or crashing later."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.settings import env_bool
+from config.settings import env_bool, env_float, env_int
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,3 +81,27 @@ def test_anything_else_names_the_variable_and_value(monkeypatch: pytest.MonkeyPa
     with pytest.raises(ImproperlyConfigured) as raised:
         env_bool("SOME_SWITCH", False)
     assert str(raised.value) == (f"SOME_SWITCH={value!r} is not a boolean: use one of 1/true/yes/on or 0/false/no/off.")
+
+
+@pytest.mark.parametrize(("name", "value"), [("LEASE_SECONDS", "90s"), ("CAPACITY_LOCAL_SHARE", "a quarter")])
+def test_a_number_that_is_not_one_stops_the_settings_import(name: str, value: str) -> None:
+    result = _import_settings(**{name: value})
+
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"django.core.exceptions.ImproperlyConfigured: {name}={value!r} is not a number."
+    )
+
+
+@pytest.mark.parametrize(("value", "read"), [("", 7.5), ("  ", 7.5), ("0", 0.0), (" 2.25\n", 2.25), ("1e1", 10.0)])
+def test_numbers_read_or_fall_back_to_the_default(monkeypatch: pytest.MonkeyPatch, value: str, read: float) -> None:
+    monkeypatch.setenv("SOME_SECONDS", value)
+    assert env_float("SOME_SECONDS", 7.5) == read
+
+
+def test_whole_numbers_refuse_a_fraction(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_COUNT", "2.5")
+    with pytest.raises(ImproperlyConfigured, match=r"^SOME_COUNT='2.5' is not a whole number\.$"):
+        env_int("SOME_COUNT", 3)
+    monkeypatch.setenv("SOME_COUNT", " 4 ")
+    assert env_int("SOME_COUNT", 3) == 4
