@@ -777,7 +777,8 @@ NOTIFY_SNAPSHOT_LIMIT = env_int("NOTIFY_SNAPSHOT_LIMIT", 500)
 # The socket browsers open: "" = ws(s)://<page host>:NOTIFY_WS_PORT/ws/jobs/ (the ws process's port).
 NOTIFY_WS_URL = env("NOTIFY_WS_URL", "")
 NOTIFY_WS_PORT = env_int("WS_PORT", 8001)
-NOTIFY_TICKET_SECONDS = 30
+NOTIFY_TICKET_SECONDS = 30  # a WebSocket ticket's life: minted just before connecting
+NOTIFY_REVOCATION_POLL_SECONDS = 1.0  # how often the notifier looks for revocations to push
 NOTIFY_POLL_SECONDS = 1.0  # the notifier's fallback poll when no NOTIFY arrives
 NOTIFY_REVOCATION_POLL_SECONDS = 1.0
 

@@ -7,6 +7,7 @@ daphne (polling with backoff and jitter when the socket is down).
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -24,7 +25,7 @@ from accounts.permissions import request_principal
 from config.problems import Problem
 from extraction.models import DocumentText, ExtractionJob
 from extraction.notify.consumers import SUBPROTOCOL, TICKET_PROTOCOL_PREFIX
-from extraction.notify.listeners import Listener, issue_ticket, notify_setting
+from extraction.notify.listeners import Listener, issue_ticket
 
 
 def _not_found(kind: str) -> Problem:
@@ -35,12 +36,12 @@ def _not_found(kind: str) -> Problem:
 def websocket_url(request: HttpRequest) -> str:
     """The socket browsers open: NOTIFY_WS_URL, or the page's own host on NOTIFY_WS_PORT (so
     the cookie and the Origin match whichever name the user typed)."""
-    configured = notify_setting("NOTIFY_WS_URL")
+    configured = settings.NOTIFY_WS_URL
     if configured:
         return configured
     host, _ = split_domain_port(request.get_host())
     scheme = "wss" if request.is_secure() else "ws"
-    return f"{scheme}://{host}:{notify_setting('NOTIFY_WS_PORT')}/ws/jobs/"
+    return f"{scheme}://{host}:{settings.NOTIFY_WS_PORT}/ws/jobs/"
 
 
 class NotificationTicketView(APIView):
@@ -62,7 +63,7 @@ class NotificationTicketView(APIView):
         return Response(
             {
                 "ticket": ticket,
-                "expires_in": notify_setting("NOTIFY_TICKET_SECONDS"),
+                "expires_in": settings.NOTIFY_TICKET_SECONDS,
                 "ws_url": websocket_url(request),
                 "subprotocols": [SUBPROTOCOL, TICKET_PROTOCOL_PREFIX + ticket],
             },

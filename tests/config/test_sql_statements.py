@@ -31,7 +31,7 @@ NAMED_STATEMENT_MODULES = (
     "extraction/outbox/metrics.py",
     "extraction/capacity/waiting.py",
     "extraction/capacity/plan.py",
-    "extraction/notify/listeners.py",
+    "extraction/notify/notifier.py",
     "extraction/validation/policy.py",
     "extraction/bulk/actions.py",
     "extraction/operations/slo.py",

@@ -3,11 +3,12 @@ from __future__ import annotations
 import asyncio
 import signal
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from config import probes
 from config.tracing import configure_tracing
-from extraction.notify.listeners import Notifier, notify_setting
+from extraction.notify.notifier import Notifier
 
 
 class Command(BaseCommand):
@@ -27,5 +28,5 @@ class Command(BaseCommand):
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        notifier = Notifier(poll_interval=poll if poll is not None else notify_setting("NOTIFY_POLL_SECONDS"))
+        notifier = Notifier(poll_interval=poll if poll is not None else settings.NOTIFY_POLL_SECONDS)
         await notifier.run(stop, once=once)

@@ -20,7 +20,8 @@ from django.db import connections
 
 from config.db import database_conninfo
 from extraction.models import JobEvent
-from extraction.notify.listeners import Notifier, job_group, tenant_group
+from extraction.notify.listeners import job_group, tenant_group
+from extraction.notify.notifier import Notifier
 from tests.factories import submit
 from tests.system import ROOT
 

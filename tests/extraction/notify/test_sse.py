@@ -13,7 +13,7 @@ from channels.testing import ApplicationCommunicator
 from accounts.models import ApiToken
 from config.asgi import application
 from extraction.models import JobEvent
-from extraction.notify.listeners import Notifier, push_revocation
+from extraction.notify.notifier import Notifier, push_revocation
 from tests.factories import submit, take_in
 
 pytestmark = [pytest.mark.anyio]

@@ -17,7 +17,8 @@ from django.utils import timezone
 from accounts.models import ApiToken, Membership
 from config.asgi import application
 from extraction.models import ExtractionJob, JobEvent
-from extraction.notify.listeners import JobNotice, Notifier, push_revocation, tenant_group
+from extraction.notify.listeners import JobNotice, tenant_group
+from extraction.notify.notifier import Notifier, push_revocation
 from tests.factories import submit, take_in
 
 pytestmark = [pytest.mark.anyio]
