@@ -58,7 +58,7 @@ def reset_tables(broker_url: str) -> None:
 def prepare(port: int):
     """The bench tenant with limits admission never hits, a document, and an endpoint at the
     local ERP, verified."""
-    from delivery import dispatch
+    from delivery import dispatch, replay
     from delivery.endpoints import register_endpoint
     from delivery.erp.models import ErpConnection
 
@@ -82,7 +82,7 @@ def prepare(port: int):
         if time.monotonic() > deadline:
             raise SystemExit("the endpoint could not be verified")
         time.sleep(0.5)
-        dispatch.expedite(registration.verification_delivery_id)
+        replay.expedite(registration.verification_delivery_id)
     return bench, registration.endpoint
 
 
@@ -166,7 +166,7 @@ def throughput(bench: harness.BenchTenant, endpoint, count: int, timeout: float)
     from django.db import connection
     from kombu import Connection
 
-    from delivery import dispatch, signing
+    from delivery import scheduling, signing
     from delivery.models import delivery_id_for
 
     ready_jobs(bench, 1)
@@ -208,7 +208,7 @@ def throughput(bench: harness.BenchTenant, endpoint, count: int, timeout: float)
             ids.append(delivery_id)
     started = time.monotonic()
     with Connection(settings.BROKER_URL) as broker:
-        dispatch.publish_dispatch_hints(ids, broker=broker)
+        scheduling.publish_dispatch_hints(ids, broker=broker)
     wait_all_delivered(timeout=timeout)
     elapsed = time.monotonic() - started
     body_bytes = len(signing.serialize_body(template))

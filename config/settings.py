@@ -643,7 +643,7 @@ SCHEDULER_INTERVAL_SECONDS = env_float("SCHEDULER_INTERVAL_SECONDS", 1.0)
 SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 # Sweeps of other apps that the durable scheduler runs in each round (a callable taking the
 # broker connection): webhook deliveries are driven by their rows too (reap leases, hint due ones).
-SCHEDULER_APP_SWEEPS = ["delivery.dispatch.schedule_due_deliveries", "extraction.operations.audit.audit_sweep"]
+SCHEDULER_APP_SWEEPS = ["delivery.scheduling.schedule_due_deliveries", "extraction.operations.audit.audit_sweep"]
 # How a worker picks its next job: "fair" (weighted fair share across tenants, priority with
 # aging) or "fifo" (oldest eligible first; a baseline to compare fair claiming with).
 CLAIM_STRATEGY = env("CLAIM_STRATEGY", "fair")

@@ -7,7 +7,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
 from config import health, metrics
-from delivery import redelivery
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -16,11 +15,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("extraction.api.urls")),
-    path(
-        "api/v1/webhook-deliveries/redeliver",
-        redelivery.WebhookRedeliverView.as_view(),
-        name="webhook-deliveries-redeliver",
-    ),
     path("", include("extraction.web.urls")),
     path("api/v1/", include("delivery.urls")),
     path("admin/", admin.site.urls),

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 
 from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
 from accounts.models import Role
-from delivery import dispatch, endpoints, redelivery
+from delivery import endpoints, redelivery, replay
 from delivery.models import (
     SUBSCRIBABLE_TYPES,
     Delivery,
@@ -197,7 +197,7 @@ class DeliveryAdmin(TenantScopedAdmin):
             by_tenant.setdefault(tenant_id, []).append(delivery_id)
         for tenant_id, delivery_ids in by_tenant.items():
             report = redelivery.redeliver_webhooks(
-                dispatch.DeliveryFilter(
+                replay.DeliveryFilter(
                     tenant_id=tenant_id,
                     delivery_ids=tuple(delivery_ids),
                     states=(DeliveryState.FAILED, DeliveryState.DELIVERED),

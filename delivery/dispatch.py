@@ -1,9 +1,10 @@
-"""The delivery state machine: fan-out, claim, send, record, schedule, redeliver (DLV-1, DLV-5).
+"""The delivery state machine's attempt: claim, send, record (DLV-1, DLV-5).
 
 Every step is a short transaction; the HTTP request happens between two of them, never
 inside one. A delivery row is the authority: Celery messages that name it are hints, so a
 duplicate hint finds the row claimed (SKIP LOCKED / state guard) and a lost hint is re-sent
-by :func:`schedule_due_deliveries`.
+by :func:`delivery.scheduling.schedule_due_deliveries`. The rows come from
+:mod:`delivery.fan_out`; operators put them back with :mod:`delivery.replay`.
 
 Outcomes of one attempt:
 - 2xx: DELIVERED; the endpoint's failure counters reset and its circuit closes.
@@ -25,9 +26,10 @@ import json
 import logging
 import random
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -35,28 +37,19 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
-from kombu import Connection
 from opentelemetry.trace import SpanKind
 
 from config import tracing
 from config.backoff import full_jitter, parse_retry_after
-from config.outages import Outage
 from config.sql import load_statements
-from config.topology import DELIVERY, queue_depth
 from delivery import egress, signing
 from delivery.models import (
-    VERIFICATION_TYPE,
-    WEBHOOK_TYPES,
     AttemptOutcome,
     CircuitState,
     DeliveryState,
     EndpointStatus,
     WebhookSecret,
-    delivery_id_for,
 )
-from extraction.api.serializers import result_body
-from extraction.events import WEBHOOK_JOB_STATES, WebhookType
-from extraction.models import ExtractionJob, OutboxEvent
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 logger = logging.getLogger("delivery")
@@ -65,9 +58,6 @@ DISPATCH_TASK = "delivery.dispatch"
 AUTH_FAILURES_TO_FLAG = 3
 SNIPPET_CHARS = 512
 MAX_RETRY_AFTER_SECONDS = 24 * 3600
-# A hinted delivery is not hinted again for this long (the hint may still be queued).
-REHINT_SECONDS = 30.0
-SCHEDULE_CAP = 500
 
 
 def lease_seconds() -> float:
@@ -81,159 +71,23 @@ def backoff_seconds(attempt: int, *, rng: random.Random | None = None) -> float:
     )
 
 
-# --- fan-out ----------------------------------------------------------------------------------------
+class NotClaimed(StrEnum):
+    """Why :func:`claim_delivery` took no attempt."""
+
+    NOT_DUE = "not_due"  # not PENDING, not due yet, or another claim has the row locked
+    ENDPOINT_NOT_ACTIVE = "endpoint_not_active"
+    HELD = "held"  # by its endpoint (throttled, circuit open, the probe elsewhere); due as before
+    ATTEMPTS_SPENT = "attempts_spent"  # now FAILED
 
 
-@dataclass(frozen=True)
-class FanOut:
-    outcome: str  # "fanned_out" | "unknown_event" | "not_a_webhook_event"
-    created: tuple[uuid.UUID, ...] = ()
+class Recorded(StrEnum):
+    """What :func:`record_outcome` wrote: the delivery's new state, or STALE (the attempt's
+    fence moved on, nothing was written)."""
 
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
-def event_body(outbox: OutboxEvent, webhook_type: str) -> dict[str, Any]:
-    """The webhook body of an outbox event, from PostgreSQL (the message is not authority).
-
-    Only a completed event carries invoice data (the result's output and validation); a
-    review-required or failed event says which job and which state, nothing more."""
-    if outbox.job_id is None:
-        raise ValueError(f"outbox event {outbox.event_id} names no job: it has no webhook body")
-    job = ExtractionJob.objects.select_related("result").get(pk=outbox.job_id)
-    data: dict[str, Any] = {
-        "event_id": str(outbox.event_id),
-        "job_id": str(job.pk),
-        "idempotency_key": job.idempotency_key,
-        "state": WEBHOOK_JOB_STATES[webhook_type].value,
-        "state_version": int(outbox.payload["state_version"]),
-        "schema": job.schema,
-        "document": {"id": str(job.document_id), "version": str(job.document_version)},
-    }
-    if webhook_type == WebhookType.COMPLETED:
-        data["result"] = result_body(job)
-    elif webhook_type == WebhookType.FAILED:
-        data["error"] = {"class": outbox.payload.get("error_class") or job.error_class}
-    return {"type": webhook_type, "timestamp": _iso(outbox.created_at), "data": data}
-
-
-def fan_out_event(event_id: uuid.UUID) -> FanOut:
-    """One delivery per subscribed endpoint of the event's tenant, idempotently.
-
-    1. Reload the outbox event by id; unknown → "unknown_event".
-    2. Serialize its body once into ``webhook_events`` (ON CONFLICT DO NOTHING: a second
-       fan-out reuses the first one's bytes).
-    3. Insert a delivery per endpoint subscribed to the type and not disabled, with the
-       deterministic id uuid5(event, endpoint) (ON CONFLICT DO NOTHING).
-    Returns the ids created now, for dispatch hints after COMMIT.
-
-    Traced as a child of the consumer's span (the relay's message carried the job's trace).
-    """
-    with tracing.step_span("delivery.fan_out", attributes={"extraction.event_id": str(event_id)}) as span:
-        fan_out = _fan_out(event_id)
-        span.set_attributes({"delivery.fan_out.outcome": fan_out.outcome, "delivery.created": len(fan_out.created)})
-    return fan_out
-
-
-def _fan_out(event_id: uuid.UUID) -> FanOut:
-    with transaction.atomic():
-        outbox = OutboxEvent.objects.filter(pk=event_id).first()
-        if outbox is None:
-            return FanOut("unknown_event")
-        webhook_type = WEBHOOK_TYPES.get(outbox.event_type)
-        if webhook_type is None or outbox.job_id is None:
-            return FanOut("not_a_webhook_event")
-        tracing.annotate({"extraction.job_id": str(outbox.job_id)})
-        with connection.cursor() as cursor:
-            cursor.execute(SQL["webhook_event_exists"], {"event": event_id})
-            if cursor.fetchone() is None:
-                body = signing.serialize_body(event_body(outbox, webhook_type)).decode()
-                cursor.execute(
-                    SQL["insert_webhook_event"],
-                    {
-                        "event": event_id,
-                        "tenant": outbox.tenant_id,
-                        "type": webhook_type,
-                        "job": outbox.job_id,
-                        "body": body,
-                    },
-                )
-            created = _insert_deliveries(
-                cursor, event_id=event_id, tenant_id=outbox.tenant_id, webhook_type=webhook_type
-            )
-    return FanOut("fanned_out", tuple(created))
-
-
-def _insert_deliveries(
-    cursor,
-    *,
-    event_id: uuid.UUID,
-    tenant_id: uuid.UUID,
-    webhook_type: str,
-    endpoint_ids: Sequence[uuid.UUID] | None = None,
-    verification: bool = False,
-) -> list[uuid.UUID]:
-    if endpoint_ids is None:
-        cursor.execute(
-            SQL["subscribed_endpoints"],
-            {"tenant": tenant_id, "type": webhook_type, "disabled": EndpointStatus.DISABLED},
-        )
-        endpoint_ids = [row[0] for row in cursor.fetchall()]
-    created = []
-    for endpoint_id in endpoint_ids:
-        cursor.execute(
-            SQL["insert_delivery"],
-            {
-                "id": delivery_id_for(event_id, endpoint_id),
-                "event": event_id,
-                "endpoint": endpoint_id,
-                "tenant": tenant_id,
-                "type": webhook_type,
-                "verification": verification,
-                "pending": DeliveryState.PENDING,
-                "max_attempts": settings.WEBHOOK_MAX_ATTEMPTS,
-            },
-        )
-        row = cursor.fetchone()
-        if row is not None:
-            created.append(row[0])
-    return created
-
-
-def create_verification_delivery(*, endpoint_id: uuid.UUID, tenant_id: uuid.UUID) -> uuid.UUID:
-    """A signed ``webhook.verification.v1`` event for one endpoint; its 2xx activates it.
-    Call inside the transaction that changes the endpoint."""
-    event_id = uuid.uuid4()
-    body = {
-        "type": VERIFICATION_TYPE,
-        "timestamp": None,
-        "data": {"endpoint_id": str(endpoint_id), "challenge": uuid.uuid4().hex},
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["database_now"])
-        body["timestamp"] = _iso(cursor.fetchone()[0])
-        cursor.execute(
-            SQL["insert_verification_event"],
-            {
-                "event": event_id,
-                "tenant": tenant_id,
-                "type": VERIFICATION_TYPE,
-                "body": signing.serialize_body(body).decode(),
-            },
-        )
-        (delivery_id,) = _insert_deliveries(
-            cursor,
-            event_id=event_id,
-            tenant_id=tenant_id,
-            webhook_type=VERIFICATION_TYPE,
-            endpoint_ids=[endpoint_id],
-            verification=True,
-        )
-    return delivery_id
-
-
-# --- claim, send, record ---------------------------------------------------------------------------
+    DELIVERED = "delivered"
+    PENDING = "pending"
+    FAILED = "failed"
+    STALE = "stale"
 
 
 @dataclass(frozen=True)
@@ -266,13 +120,13 @@ def signing_keys(endpoint_id: uuid.UUID) -> tuple[signing.SigningKey, ...]:
     return tuple(signing.SigningKey(s.key_id, signing.unseal(s.sealed, context=s.context())) for s in secrets)
 
 
-def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
+def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | NotClaimed:
     """Take one due delivery for one attempt, or say why not.
 
     1. Lock the row if PENDING and due (SKIP LOCKED: a duplicate hint walks away).
     2. Gate on the endpoint: active (a verification delivery: any status), not throttled by a
        429, circuit closed — or open past its time, where the endpoint's longest-waiting
-       delivery takes the half-open probe by a guarded update. Otherwise "held", due as before.
+       delivery takes the half-open probe by a guarded update. Otherwise ``HELD``, due as before.
     3. PENDING → SENDING with attempts+1 (the fence) and a lease; an attempt row in flight.
     """
     with transaction.atomic(), connection.cursor() as cursor:
@@ -281,7 +135,7 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
         )
         row = cursor.fetchone()
         if row is None:
-            return "not_due"
+            return NotClaimed.NOT_DUE
         (
             attempts,
             max_attempts,
@@ -300,18 +154,18 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | str:
             trace_context,
         ) = row
         if status != EndpointStatus.ACTIVE and not is_verification:
-            return "endpoint_not_active"
+            return NotClaimed.ENDPOINT_NOT_ACTIVE
         if _held(cursor, delivery_id, endpoint_id, due_at, circuit, open_until, not_before, now):
             # Its due time stays: the scheduler hints no delivery of a held endpoint, and when the
             # endpoint may go again, the longest-waiting delivery is first in line.
             cursor.execute(SQL["hold_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
-            return "held"
+            return NotClaimed.HELD
         if attempts >= max_attempts:
             cursor.execute(
                 SQL["fail_spent_delivery"],
                 {"id": delivery_id, "pending": DeliveryState.PENDING, "failed": DeliveryState.FAILED},
             )
-            return "attempts_spent"
+            return NotClaimed.ATTEMPTS_SPENT
         cursor.execute(
             SQL["start_attempt"],
             {
@@ -463,7 +317,7 @@ def send(claim: ClaimedDelivery) -> Outcome:
     return classify(response)
 
 
-def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: float | None = None) -> str:
+def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: float | None = None) -> Recorded:
     """Write one attempt's outcome, in one transaction, under the attempt fence.
 
     1. Close the attempt row.
@@ -471,7 +325,7 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
        guarded on ``attempts`` (a reaped-and-reclaimed delivery is not ours any more; a
        reaped one still PENDING is, and a late 2xx still counts).
     3. The endpoint: counters, circuit, throttle, status (410, auth alarm, auto-disable).
-    Returns the delivery's new state, or "stale".
+    Returns the delivery's new state, or ``STALE``.
     """
     delay = backoff_seconds(claim.attempt) if delay_seconds is None else delay_seconds
     if outcome.retry_after is not None:
@@ -509,13 +363,13 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
         )
         if cursor.rowcount == 0:
             logger.info("stale delivery outcome discarded", extra=claim.log_extra())
-            return "stale"
+            return Recorded.STALE
         endpoint_status = _record_endpoint_health(cursor, claim, outcome)
     _log_outcome(claim, outcome, state, endpoint_status)
-    return state
+    return Recorded(state.value)
 
 
-def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) -> str:
+def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) -> EndpointStatus:
     if outcome.delivered:
         cursor.execute(
             SQL["endpoint_delivered"],
@@ -527,7 +381,7 @@ def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) ->
             },
         )
         row = cursor.fetchone()
-        return row[0] if row else claim.endpoint_status
+        return EndpointStatus(row[0] if row else claim.endpoint_status)
     cursor.execute(
         SQL["endpoint_failed"],
         {
@@ -548,10 +402,12 @@ def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) ->
             "half_open": CircuitState.HALF_OPEN,
         },
     )
-    return cursor.fetchone()[0]
+    return EndpointStatus(cursor.fetchone()[0])
 
 
-def _log_outcome(claim: ClaimedDelivery, outcome: Outcome, state: str, endpoint_status: str) -> None:
+def _log_outcome(
+    claim: ClaimedDelivery, outcome: Outcome, state: DeliveryState, endpoint_status: EndpointStatus
+) -> None:
     extra = {**claim.log_extra(), "http_status": outcome.http_status, "outcome": outcome.outcome, "state": state}
     if outcome.delivered:
         logger.info("webhook delivered", extra=extra)
@@ -570,14 +426,14 @@ def _log_outcome(claim: ClaimedDelivery, outcome: Outcome, state: str, endpoint_
             logger.info("webhook endpoint verified and active", extra=extra)
 
 
-def deliver(delivery_id: uuid.UUID) -> str:
+def deliver(delivery_id: uuid.UUID) -> Recorded | NotClaimed:
     """Claim, send, record one delivery. Returns what happened (for logs and tests).
 
     Traced, the attempt (send and record) is a client span in the job's trace: a child of the
     dispatch hint's span when the fan-out sent the hint, else of the job's stored context,
     linked to the hint (the scheduler's re-hint of a due delivery is a trace of its own)."""
     claim = claim_delivery(delivery_id)
-    if isinstance(claim, str):
+    if isinstance(claim, NotClaimed):
         return claim
     with tracing.step_span(
         "webhook.deliver",
@@ -601,174 +457,3 @@ def deliver(delivery_id: uuid.UUID) -> str:
             }
         )
     return state
-
-
-# --- the durable scheduler's part ----------------------------------------------------------------------
-
-
-def reap_expired_delivery_leases(*, limit: int = 500) -> int:
-    """SENDING rows whose sender vanished: the outcome is unknown, so the same delivery (same
-    webhook-id) goes again; the receiver's inbox absorbs a duplicate."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            SQL["reap_expired_leases"],
-            {
-                "limit": limit,
-                "pending": DeliveryState.PENDING,
-                "sending": DeliveryState.SENDING,
-                "failed": DeliveryState.FAILED,
-                "in_flight": AttemptOutcome.IN_FLIGHT,
-                "unknown": AttemptOutcome.UNKNOWN,
-            },
-        )
-        return cursor.rowcount
-
-
-def take_due_deliveries(*, limit: int) -> list[uuid.UUID]:
-    """Due deliveries whose endpoint may be sent to now, not hinted in the last
-    ``REHINT_SECONDS``; marks them hinted (uses ``delivery_due_idx``)."""
-    if limit <= 0:
-        return []
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            SQL["take_due_deliveries"],
-            {
-                "rehint": REHINT_SECONDS,
-                "limit": limit,
-                "pending": DeliveryState.PENDING,
-                "active": EndpointStatus.ACTIVE,
-            },
-        )
-        return [row[0] for row in cursor.fetchall()]
-
-
-def publish_dispatch_hints(delivery_ids: Iterable[uuid.UUID], *, broker: Connection | None = None) -> int:
-    """Publish one ``delivery.dispatch`` message per id. Hints only: a failure is logged and
-    the scheduler re-hints from PostgreSQL."""
-    from config.celery import app
-
-    sent = 0
-    try:
-        for delivery_id in delivery_ids:
-            app.send_task(
-                DISPATCH_TASK,
-                kwargs={"delivery_id": str(delivery_id)},
-                queue=DELIVERY,
-                routing_key=DELIVERY,
-                connection=broker,
-            )
-            sent += 1
-    except Exception as exc:  # noqa: BLE001 - Outage.failed logs a bug with its traceback
-        _hint_broker.failed(exc, consequence="delivery hints are dropped; the scheduler hints due deliveries again")
-    else:
-        _hint_broker.succeeded()
-    return sent
-
-
-_hint_broker = Outage(logger, "RabbitMQ (delivery hints)")
-
-
-def schedule_due_deliveries(broker: Connection) -> int:
-    """The scheduler tick's delivery sweep. Returns the hints published.
-
-    1. Reap expired SENDING leases (unknown outcome → PENDING, same id).
-    2. Take due deliveries of sendable endpoints, as many as the delivery queue has room for
-       (waiting messages count against ``SCHEDULE_CAP``, so an outage's backlog is not
-       re-published every tick), and publish a dispatch hint for each.
-    """
-    reap_expired_delivery_leases()
-    room = SCHEDULE_CAP - queue_depth(broker, DELIVERY)
-    return publish_dispatch_hints(take_due_deliveries(limit=room), broker=broker)
-
-
-# --- operators: redeliver and replay ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DeliveryFilter:
-    tenant_id: uuid.UUID | None = None
-    endpoint_id: uuid.UUID | None = None
-    states: tuple[str, ...] = (DeliveryState.FAILED,)
-    event_type: str | None = None
-    job_id: uuid.UUID | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    delivery_ids: tuple[uuid.UUID, ...] = field(default=())
-
-
-def _filter_params(f: DeliveryFilter) -> dict[str, Any]:
-    """The parameters of redeliver's statements: a filter not given is NULL ("any")."""
-    return {
-        "states": list(f.states),
-        "tenant": f.tenant_id,
-        "endpoint": f.endpoint_id,
-        "type": f.event_type,
-        "job": f.job_id,
-        "since": f.since,
-        "until": f.until,
-        "ids": list(f.delivery_ids) or None,
-    }
-
-
-def redeliver(f: DeliveryFilter, *, dry_run: bool = False) -> list[uuid.UUID]:
-    """Put matching FAILED (or DELIVERED, for a replay) deliveries back to PENDING, due now,
-    with a fresh attempt budget. Same delivery ids: an ERP that has them answers 2xx again
-    without a second effect. SENDING and PENDING rows are never touched."""
-    states = tuple(s for s in f.states if s in (DeliveryState.FAILED, DeliveryState.DELIVERED))
-    params = _filter_params(DeliveryFilter(**{**f.__dict__, "states": states}))
-    with transaction.atomic(), connection.cursor() as cursor:
-        if dry_run:
-            cursor.execute(SQL["redeliverable_deliveries"], params)
-            return [row[0] for row in cursor.fetchall()]
-        cursor.execute(
-            SQL["redeliver"],
-            {**params, "budget": settings.WEBHOOK_MAX_ATTEMPTS, "pending": DeliveryState.PENDING},
-        )
-        ids = [row[0] for row in cursor.fetchall()]
-    logger.info("deliveries put back for redelivery", extra={"count": len(ids)})
-    return ids
-
-
-def replay_events(
-    *,
-    endpoint_id: uuid.UUID,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    event_type: str | None = None,
-    dry_run: bool = False,
-) -> list[uuid.UUID]:
-    """Create the deliveries an endpoint never had (it was registered, or re-enabled, after
-    the events) for its tenant's events in a window, of the types it subscribes to."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SQL["endpoint_subscription"], {"endpoint": endpoint_id})
-        row = cursor.fetchone()
-        if row is None:
-            return []
-        tenant_id, types = row
-        cursor.execute(
-            SQL["events_missing_a_delivery"],
-            {
-                "tenant": tenant_id,
-                "types": list(types),
-                "since": since,
-                "until": until,
-                "type": event_type,
-                "endpoint": endpoint_id,
-            },
-        )
-        events = cursor.fetchall()
-        if dry_run:
-            return [delivery_id_for(event_id, endpoint_id) for event_id, _ in events]
-        created: list[uuid.UUID] = []
-        for event_id, webhook_type in events:
-            created += _insert_deliveries(
-                cursor, event_id=event_id, tenant_id=tenant_id, webhook_type=webhook_type, endpoint_ids=[endpoint_id]
-            )
-    return created
-
-
-def expedite(delivery_id: uuid.UUID) -> bool:
-    """Make a PENDING delivery due now (an operator or the demo set-up waiting on it)."""
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["expedite_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
-        return cursor.rowcount == 1

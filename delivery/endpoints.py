@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from accounts.models import Tenant
-from delivery import dispatch, egress, signing
+from delivery import egress, fan_out, scheduling, signing
 from delivery.models import (
     SUBSCRIBABLE_TYPES,
     DeliveryState,
@@ -82,9 +82,9 @@ def register_endpoint(*, tenant: Tenant, url: str, event_types: Sequence[str], d
             tenant=tenant, url=url, event_types=types, description=description[:200]
         )
         secret = _add_secret(endpoint.pk)
-        delivery_id = dispatch.create_verification_delivery(endpoint_id=endpoint.pk, tenant_id=tenant.pk)
+        delivery_id = fan_out.create_verification_delivery(endpoint_id=endpoint.pk, tenant_id=tenant.pk)
     endpoint.refresh_from_db()
-    dispatch.publish_dispatch_hints([delivery_id])
+    scheduling.publish_dispatch_hints([delivery_id])
     logger.info("webhook endpoint registered", extra={"endpoint_id": str(endpoint.pk), "tenant": tenant.slug})
     return Registration(endpoint=endpoint, secret=secret, verification_delivery_id=delivery_id)
 
@@ -94,8 +94,8 @@ def request_verification(endpoint: WebhookEndpoint) -> uuid.UUID:
     endpoint. The URL is vetted again first."""
     vet_endpoint_url(endpoint.url)
     with transaction.atomic():
-        delivery_id = dispatch.create_verification_delivery(endpoint_id=endpoint.pk, tenant_id=endpoint.tenant_id)
-    dispatch.publish_dispatch_hints([delivery_id])
+        delivery_id = fan_out.create_verification_delivery(endpoint_id=endpoint.pk, tenant_id=endpoint.tenant_id)
+    scheduling.publish_dispatch_hints([delivery_id])
     return delivery_id
 
 

@@ -7,8 +7,10 @@ Delivery is its own state machine (DLV-1), independent of the job's:
        └──retry (backoff)─┤──410 / attempts spent──▶ FAILED
        └──lease expired───┘      (an operator's redeliver puts FAILED or DELIVERED back to PENDING)
 
-Transitions live in :mod:`delivery.dispatch`, each one a guarded UPDATE whose row count
-decides. The reference ERP's own tables are in :mod:`delivery.erp.models`.
+Transitions live in :mod:`delivery.dispatch` (claim and outcome), :mod:`delivery.scheduling`
+(expired leases) and :mod:`delivery.replay` (redelivery), each one a guarded UPDATE whose row
+count decides; :mod:`delivery.fan_out` creates the rows. The reference ERP's own tables are in
+:mod:`delivery.erp.models`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from django.db.backends.utils import CursorWrapper
 from kombu import Connection
 
 from config.sql import load_statements
-from delivery import dispatch
+from delivery import scheduling
 from delivery.models import AttemptOutcome, DeliveryState, EndpointStatus
 from extraction.events import EventType
 from extraction.operations.audit import Action, Finding
@@ -80,7 +80,7 @@ def overdue_deliveries(*, repair: bool, broker: Connection | None = None) -> Fin
     hinted = None
     if broker is not None:
         try:
-            hinted = dispatch.schedule_due_deliveries(broker)
+            hinted = scheduling.schedule_due_deliveries(broker)
         except Exception:  # noqa: BLE001 - broker down: the scheduler's own sweep hints them when it is back
             logger.warning("audit: the delivery sweep could not run", exc_info=True)
     swept = "; the delivery sweep did not run" if hinted is None else f"; the delivery sweep hinted {hinted}"

@@ -34,7 +34,7 @@ SELECT (SELECT count(*) FROM terminal),
 -- name: overdue_deliveries
 -- OPS-6: PENDING deliveries more than ``lag`` seconds past their due time although their
 -- endpoint may be sent to now (active, circuit not open, no Retry-After pending; the
--- conditions of dispatch.sql's take_due_deliveries), oldest first (delivery_due_idx). A
+-- conditions of scheduling.sql's take_due_deliveries), oldest first (delivery_due_idx). A
 -- delivery its endpoint holds back is waiting by design, not overdue.
 SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
  WHERE d.state = %(pending)s AND d.next_attempt_at < now() - make_interval(secs => %(lag)s)

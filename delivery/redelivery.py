@@ -18,7 +18,7 @@ from config.openapi import problems
 from config.parsers import BoundedJSONParser
 from config.problems import Problem
 from config.serializers import StrictSerializer
-from delivery import dispatch
+from delivery import replay, scheduling
 from delivery.models import SUBSCRIBABLE_TYPES, DeliveryState
 from extraction.api.operator_actions import BELOW_OPERATOR, created, operator_principal, request_actor
 from extraction.bulk import actions
@@ -26,14 +26,14 @@ from extraction.models import OperatorActionKind
 
 
 def redeliver_webhooks(
-    f: dispatch.DeliveryFilter, *, tenant_id: uuid.UUID | None, actor: actions.Actor, dry_run: bool = False
+    f: replay.DeliveryFilter, *, tenant_id: uuid.UUID | None, actor: actions.Actor, dry_run: bool = False
 ) -> actions.ActionReport:
-    """Put the deliveries ``f`` matches back to PENDING (dispatch.redeliver), recorded as an
+    """Put the deliveries ``f`` matches back to PENDING (replay.redeliver), recorded as an
     operator action, and hint the delivery workers after the COMMIT."""
     redelivered: list[uuid.UUID] = []
 
     def run() -> list[uuid.UUID]:
-        redelivered.extend(dispatch.redeliver(f, dry_run=dry_run))
+        redelivered.extend(replay.redeliver(f, dry_run=dry_run))
         return redelivered
 
     report = actions.record_action(
@@ -45,11 +45,11 @@ def redeliver_webhooks(
         run=run,
     )
     if not dry_run:
-        dispatch.publish_dispatch_hints(redelivered)
+        scheduling.publish_dispatch_hints(redelivered)
     return report
 
 
-def _filter_json(f: dispatch.DeliveryFilter) -> dict[str, Any]:
+def _filter_json(f: replay.DeliveryFilter) -> dict[str, Any]:
     """The members of the filter that were given (the audit's record of it)."""
     return {key: value for key, value in asdict(f).items() if key != "tenant_id" and value not in (None, ())}
 
@@ -103,7 +103,7 @@ class WebhookRedeliverView(APIView):
         serializer = RedeliverSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         given = serializer.validated_data["filter"]
-        f = dispatch.DeliveryFilter(
+        f = replay.DeliveryFilter(
             tenant_id=principal.tenant.pk,
             endpoint_id=given.get("endpoint_id"),
             states=tuple(given.get("states", [DeliveryState.FAILED])),

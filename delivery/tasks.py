@@ -1,4 +1,5 @@
-"""Celery tasks on the ``delivery`` queue: thin interfaces over :mod:`delivery.dispatch`.
+"""Celery tasks on the ``delivery`` queue: thin interfaces over :mod:`delivery.fan_out` and
+:mod:`delivery.dispatch`.
 
 ``fan_out_event`` takes the relay's completion events (task id = outbox event id), reloads
 the event from PostgreSQL and creates the deliveries, then lets Celery ack (acks_late).
@@ -16,7 +17,8 @@ from django.db import DatabaseError, connection
 
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
 from config.outages import Outage
-from delivery import dispatch
+from delivery import dispatch, fan_out, scheduling
+from delivery.models import WEBHOOK_TYPES
 
 logger = logging.getLogger("delivery")
 
@@ -24,12 +26,12 @@ logger = logging.getLogger("delivery")
 @shared_task(name="delivery.fan_out_event", bind=True, acks_late=True, ignore_result=True)
 def fan_out_event(self, event: dict) -> str:
     """DLV-1: one delivery per subscribed endpoint, committed before the ack; then hints."""
-    event_id, _ = outbox_event(logger, self.request.id, event, event_types=dispatch.WEBHOOK_TYPES)
-    fan_out = durable_step(logger, event, lambda: dispatch.fan_out_event(event_id))
-    if fan_out.outcome != "fanned_out":
-        raise reject_to_dead_letters(logger, fan_out.outcome, event)
-    dispatch.publish_dispatch_hints(fan_out.created)
-    return f"{len(fan_out.created)} deliveries"
+    event_id, _ = outbox_event(logger, self.request.id, event, event_types=WEBHOOK_TYPES)
+    fanned = durable_step(logger, event, lambda: fan_out.fan_out_event(event_id))
+    if fanned.outcome != fan_out.FanOutResult.FANNED_OUT:
+        raise reject_to_dead_letters(logger, fanned.outcome.value, event)
+    scheduling.publish_dispatch_hints(fanned.created)
+    return f"{len(fanned.created)} deliveries"
 
 
 @shared_task(name=dispatch.DISPATCH_TASK, acks_late=True, ignore_result=True)

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from django.urls import path
 
-from delivery import views
+from delivery import redelivery, views
 
+# Mounted under api/v1/ (config/urls.py).
 urlpatterns = [
     path("webhook-endpoints", views.WebhookEndpointListCreateView.as_view(), name="webhook-endpoint-list"),
     path(
@@ -25,5 +26,10 @@ urlpatterns = [
         "webhook-endpoints/<uuid:endpoint_id>/deliveries",
         views.WebhookEndpointDeliveriesView.as_view(),
         name="webhook-endpoint-deliveries",
+    ),
+    path(
+        "webhook-deliveries/redeliver",
+        redelivery.WebhookRedeliverView.as_view(),
+        name="webhook-deliveries-redeliver",
     ),
 ]

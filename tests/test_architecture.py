@@ -80,7 +80,7 @@ def test_production_code_imports_only_downwards_and_no_private_names():
 def test_the_walk_reports_each_kind_of_wrong_import():
     source = "\n".join(
         [
-            "from delivery.dispatch import schedule_due_deliveries",
+            "from delivery.scheduling import schedule_due_deliveries",
             "def later():",
             "    from accounts.admin_scoping import _cache",
             "    import tests.system",

@@ -37,7 +37,10 @@ NAMED_STATEMENT_MODULES = (
     "extraction/operations/slo.py",
     "extraction/operations/audit.py",
     "extraction/review/metrics.py",
+    "delivery/fan_out.py",
     "delivery/dispatch.py",
+    "delivery/scheduling.py",
+    "delivery/replay.py",
     "delivery/operations.py",
     "delivery/metrics.py",
 )

@@ -16,7 +16,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from delivery import dispatch, endpoints
+from delivery import dispatch, endpoints, fan_out, replay, scheduling
 from delivery.models import Delivery, DeliveryAttempt, DeliveryState, WebhookEndpoint
 from tests.delivery.support import active_endpoint, completed_job, fake_resolver
 
@@ -43,9 +43,9 @@ def _database_second() -> int:
 
 
 def _fan_out(outbox) -> Delivery:
-    fan_out = dispatch.fan_out_event(outbox.event_id)
-    assert fan_out.outcome == "fanned_out" and len(fan_out.created) == 1
-    return Delivery.objects.get(pk=fan_out.created[0])
+    fanned = fan_out.fan_out_event(outbox.event_id)
+    assert fanned.outcome == "fanned_out" and len(fanned.created) == 1
+    return Delivery.objects.get(pk=fanned.created[0])
 
 
 def test_delivery_verifies_with_standardwebhooks_and_carries_the_result(tenant, scripted_erp, loopback):
@@ -116,7 +116,7 @@ def test_410_disables_the_endpoint_and_stops_sending(tenant, scripted_erp, loopb
     assert endpoint.status == "disabled" and "410" in endpoint.disabled_reason
     sent = len(scripted_erp.received)
     assert dispatch.deliver(second.pk) == "endpoint_not_active"
-    assert dispatch.take_due_deliveries(limit=10) == []
+    assert scheduling.take_due_deliveries(limit=10) == []
     assert len(scripted_erp.received) == sent
 
 
@@ -135,7 +135,7 @@ def test_429_retry_after_is_honoured_for_the_whole_endpoint(tenant, scripted_erp
     endpoint.refresh_from_db()
     assert endpoint.retry_not_before == attempt.ended_at + timedelta(seconds=2)
     # The other delivery waits too: the receiver asked the sender, not one message, to slow down.
-    assert dispatch.take_due_deliveries(limit=10) == []
+    assert scheduling.take_due_deliveries(limit=10) == []
     assert dispatch.deliver(other.pk) == "held"
     assert len(scripted_erp.received) == 2  # verification + the 429
 
@@ -193,7 +193,7 @@ def test_circuit_opens_after_consecutive_failures_then_one_probe_closes_it(tenan
     endpoint.refresh_from_db()
     assert endpoint.circuit_state == "open"
     assert dispatch.deliver(deliveries[2].pk) == "held"  # nothing goes while open
-    assert dispatch.take_due_deliveries(limit=10) == []
+    assert scheduling.take_due_deliveries(limit=10) == []
     sent = len(scripted_erp.received)
     opened_by = DeliveryAttempt.objects.get(delivery=deliveries[1], number=1)
     assert endpoint.circuit_open_until == opened_by.ended_at + timedelta(seconds=1)
@@ -228,7 +228,7 @@ def test_half_open_probes_go_to_the_longest_waiting_delivery(tenant, scripted_er
     deadline = time.monotonic() + 15
     while len(probes) < 4 and time.monotonic() < deadline:
         # Every due hint is handled, newest first: the race the probe rule must not be decided by.
-        for delivery_id in reversed(dispatch.take_due_deliveries(limit=10)):
+        for delivery_id in reversed(scheduling.take_due_deliveries(limit=10)):
             outcome = dispatch.deliver(delivery_id)
             if outcome != "held":
                 assert outcome == "pending"
@@ -267,8 +267,8 @@ def test_fan_out_twice_creates_each_delivery_once_with_a_stable_id(tenant, scrip
     active_endpoint(tenant, scripted_erp.url)
     active_endpoint(tenant, scripted_erp.url.replace("/hooks", "/other"))
     _, outbox = completed_job(tenant)
-    first = dispatch.fan_out_event(outbox.event_id)
-    again = dispatch.fan_out_event(outbox.event_id)
+    first = fan_out.fan_out_event(outbox.event_id)
+    again = fan_out.fan_out_event(outbox.event_id)
     assert len(first.created) == 2 and again.created == ()
     assert Delivery.objects.filter(event_id=outbox.event_id).count() == 2
 
@@ -281,12 +281,12 @@ def test_review_required_job_never_produces_a_completed_delivery(tenant, scripte
         types=("extraction.completed.v1", "extraction.review_required.v1", "extraction.failed.v1"),
     )
     _, outbox = completed_job(tenant, review_required=True)
-    fan_out = dispatch.fan_out_event(outbox.event_id)
-    assert [Delivery.objects.get(pk=d).endpoint_id for d in fan_out.created] == [everything.pk]
+    fanned = fan_out.fan_out_event(outbox.event_id)
+    assert [Delivery.objects.get(pk=d).endpoint_id for d in fanned.created] == [everything.pk]
     assert not Delivery.objects.filter(endpoint=completed_only, is_verification=False).exists()
     assert not Delivery.objects.filter(event_type="extraction.completed.v1").exists()
 
-    assert dispatch.deliver(fan_out.created[0]) == "delivered"
+    assert dispatch.deliver(fanned.created[0]) == "delivered"
     event = Webhook(secret).verify(scripted_erp.received[-1].body, scripted_erp.received[-1].headers)
     assert event["type"] == "extraction.review_required.v1" and event["data"]["state"] == "REVIEW_REQUIRED"
     assert "result" not in event["data"]  # no invoice data leaves before a reviewer approves
@@ -300,7 +300,7 @@ def test_an_expired_sending_lease_is_sent_again_under_the_same_id(tenant, script
         cursor.execute(
             "UPDATE webhook_deliveries SET lease_until = now() - interval '1 second' WHERE id = %s", [delivery.pk]
         )
-    assert dispatch.reap_expired_delivery_leases() == 1
+    assert scheduling.reap_expired_delivery_leases() == 1
     assert DeliveryAttempt.objects.get(delivery=delivery, number=1).outcome == "unknown"
     assert dispatch.deliver(delivery.pk) == "delivered"
     assert scripted_erp.received[-1].headers["webhook-id"] == str(delivery.pk)
@@ -329,7 +329,7 @@ def test_redeliver_sends_a_failed_delivery_again_under_the_same_id(tenant, scrip
     scripted_erp.answer(500)
     assert dispatch.deliver(delivery.pk) == "failed"
 
-    ids = dispatch.redeliver(dispatch.DeliveryFilter(tenant_id=tenant.tenant.pk))
+    ids = replay.redeliver(replay.DeliveryFilter(tenant_id=tenant.tenant.pk))
     assert ids == [delivery.pk]
     assert dispatch.deliver(delivery.pk) == "delivered"
     assert [r.headers["webhook-id"] for r in scripted_erp.received[-2:]] == [str(delivery.pk)] * 2
@@ -340,15 +340,15 @@ def test_redeliver_applies_each_filter_it_is_given_and_only_those(tenant, script
     second, _ = active_endpoint(tenant, scripted_erp.url)
     job_a, outbox_a = completed_job(tenant)
     job_b, outbox_b = completed_job(tenant)
-    a = set(dispatch.fan_out_event(outbox_a.event_id).created)  # one delivery per endpoint
-    b = set(dispatch.fan_out_event(outbox_b.event_id).created)
+    a = set(fan_out.fan_out_event(outbox_a.event_id).created)  # one delivery per endpoint
+    b = set(fan_out.fan_out_event(outbox_b.event_id).created)
     assert len(a) == len(b) == 2
     Delivery.objects.filter(pk__in=a | b).update(state=DeliveryState.FAILED)
     to_first = set(Delivery.objects.filter(endpoint=first, pk__in=a | b).values_list("pk", flat=True))
     b_created = Delivery.objects.get(pk=next(iter(b))).created_at  # one fan-out, one now()
 
     def matching(**filters) -> set:
-        return set(dispatch.redeliver(dispatch.DeliveryFilter(**filters), dry_run=True))
+        return set(replay.redeliver(replay.DeliveryFilter(**filters), dry_run=True))
 
     assert matching(tenant_id=tenant.tenant.pk) == a | b  # the verifications are never redelivered
     assert matching(endpoint_id=first.pk) == to_first
@@ -361,7 +361,7 @@ def test_redeliver_applies_each_filter_it_is_given_and_only_those(tenant, script
     assert matching(event_type="extraction.review_required.v1") == set()
     assert matching(states=(DeliveryState.PENDING, DeliveryState.SENDING)) == set()  # never touched
 
-    assert set(dispatch.redeliver(dispatch.DeliveryFilter(endpoint_id=first.pk))) == to_first
+    assert set(replay.redeliver(replay.DeliveryFilter(endpoint_id=first.pk))) == to_first
     states = dict(Delivery.objects.filter(pk__in=a | b).values_list("pk", "state"))
     assert states == {pk: DeliveryState.PENDING if pk in to_first else DeliveryState.FAILED for pk in a | b}
 

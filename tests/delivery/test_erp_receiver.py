@@ -16,7 +16,7 @@ from django.db import ProgrammingError, connection, transaction
 from django.test import Client
 from standardwebhooks import Webhook
 
-from delivery import dispatch, receiver, signing
+from delivery import dispatch, fan_out, receiver, replay, signing
 from delivery.erp.models import ErpConnection, ErpInboxEntry, ErpLedgerEntry
 from extraction.execution import lifecycle
 from extraction.models import ExtractionJob
@@ -220,7 +220,7 @@ def _connect_demo_erp(tenant, live_server) -> ErpConnection:
 def test_review_required_job_reaches_no_ledger_until_approved(tenant, live_server, loopback):
     erp = _connect_demo_erp(tenant, live_server)
     job_id, outbox = completed_job(tenant, review_required=True)
-    for delivery_id in dispatch.fan_out_event(outbox.event_id).created:
+    for delivery_id in fan_out.fan_out_event(outbox.event_id).created:
         assert dispatch.deliver(delivery_id) == "delivered"  # the ERP hears of the review...
     assert not ErpLedgerEntry.objects.filter(connection=erp).exists()  # ...and posts nothing
 
@@ -235,7 +235,7 @@ def test_review_required_job_reaches_no_ledger_until_approved(tenant, live_serve
         validation={"ok": True},
     )
     approved = job.outbox.get(event_type="extraction.completed.v1")
-    for delivery_id in dispatch.fan_out_event(approved.event_id).created:
+    for delivery_id in fan_out.fan_out_event(approved.event_id).created:
         assert dispatch.deliver(delivery_id) == "delivered"
     assert list(ErpLedgerEntry.objects.filter(connection=erp).values_list("job_id", flat=True)) == [job.pk]
 
@@ -250,9 +250,9 @@ def _reviewer():
 def test_redelivery_to_the_live_erp_posts_once(tenant, live_server, loopback):
     erp = _connect_demo_erp(tenant, live_server)
     _, outbox = completed_job(tenant)
-    (delivery_id,) = dispatch.fan_out_event(outbox.event_id).created
+    (delivery_id,) = fan_out.fan_out_event(outbox.event_id).created
     assert dispatch.deliver(delivery_id) == "delivered"
-    assert dispatch.redeliver(dispatch.DeliveryFilter(delivery_ids=(delivery_id,), states=("delivered",)))
+    assert replay.redeliver(replay.DeliveryFilter(delivery_ids=(delivery_id,), states=("delivered",)))
     assert dispatch.deliver(delivery_id) == "delivered"  # the ERP answers "duplicate" with 200
     assert ErpLedgerEntry.objects.filter(connection=erp).count() == 1
     assert ErpInboxEntry.objects.filter(delivery_id=str(delivery_id)).count() == 1

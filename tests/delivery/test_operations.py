@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from kombu import Connection
 
-from delivery import dispatch, tasks
+from delivery import dispatch, fan_out, scheduling, tasks
 from delivery.erp.models import ErpConnection, ErpLedgerEntry
 from delivery.models import Delivery, WebhookEndpoint
 from tests.delivery.support import active_endpoint, completed_job
@@ -33,7 +33,7 @@ def test_setup_demo_erp_registers_and_verifies_an_endpoint_at_the_local_erp(tena
     assert WebhookEndpoint.objects.filter(tenant=tenant.tenant).count() == 1
 
     _, outbox = completed_job(tenant)
-    (delivery_id,) = dispatch.fan_out_event(outbox.event_id).created
+    (delivery_id,) = fan_out.fan_out_event(outbox.event_id).created
     assert dispatch.deliver(delivery_id) == "delivered"
     assert ErpLedgerEntry.objects.filter(connection=ErpConnection.objects.get(slug=slug)).count() == 1
 
@@ -47,8 +47,8 @@ def test_setup_demo_erp_refuses_without_the_loopback_switch(tenant, settings):
 def test_redeliver_command_filters_by_tenant_and_state(tenant, scripted_erp, loopback, settings):
     settings.WEBHOOK_MAX_ATTEMPTS = 1
     active_endpoint(tenant, scripted_erp.url)
-    failed = Delivery.objects.get(pk=dispatch.fan_out_event(completed_job(tenant)[1].event_id).created[0])
-    delivered = Delivery.objects.get(pk=dispatch.fan_out_event(completed_job(tenant)[1].event_id).created[0])
+    failed = Delivery.objects.get(pk=fan_out.fan_out_event(completed_job(tenant)[1].event_id).created[0])
+    delivered = Delivery.objects.get(pk=fan_out.fan_out_event(completed_job(tenant)[1].event_id).created[0])
     scripted_erp.answer(500)
     assert dispatch.deliver(failed.pk) == "failed"
     assert dispatch.deliver(delivered.pk) == "delivered"
@@ -64,7 +64,7 @@ def test_redeliver_command_filters_by_tenant_and_state(tenant, scripted_erp, loo
 
 def test_replay_creates_the_deliveries_a_new_endpoint_never_had(tenant, scripted_erp, loopback):
     _, outbox = completed_job(tenant)
-    dispatch.fan_out_event(outbox.event_id)  # no endpoint yet: the event is kept, nothing to send
+    fan_out.fan_out_event(outbox.event_id)  # no endpoint yet: the event is kept, nothing to send
     endpoint, _ = active_endpoint(tenant, scripted_erp.url)
     out = StringIO()
     call_command("redeliver_webhooks", "--endpoint", str(endpoint.pk), "--replay-missing", stdout=out)
@@ -76,11 +76,11 @@ def test_replay_creates_the_deliveries_a_new_endpoint_never_had(tenant, scripted
 
 def test_schedule_due_deliveries_hints_each_due_delivery_once(tenant, scripted_erp, loopback, broker):
     active_endpoint(tenant, scripted_erp.url)
-    created = [dispatch.fan_out_event(completed_job(tenant)[1].event_id).created[0] for _ in range(3)]
+    created = [fan_out.fan_out_event(completed_job(tenant)[1].event_id).created[0] for _ in range(3)]
     with Connection(broker) as conn:
         before = queue_depth(broker, "delivery")
-        assert dispatch.schedule_due_deliveries(conn) == 3
-        assert dispatch.schedule_due_deliveries(conn) == 0  # hinted: not again within REHINT_SECONDS
+        assert scheduling.schedule_due_deliveries(conn) == 3
+        assert scheduling.schedule_due_deliveries(conn) == 0  # hinted: not again within REHINT_SECONDS
     assert queue_depth(broker, "delivery") == before + 3
     assert Delivery.objects.filter(pk__in=created, hinted_at__isnull=False).count() == 3
 
@@ -107,7 +107,7 @@ def test_fan_out_task_refuses_malformed_and_unknown_events(tenant):
 
 def test_admin_pages_show_endpoints_deliveries_and_the_erp_ledger(tenant, scripted_erp, loopback):
     endpoint, secret = active_endpoint(tenant, scripted_erp.url)
-    delivery_id = dispatch.fan_out_event(completed_job(tenant)[1].event_id).created[0]
+    delivery_id = fan_out.fan_out_event(completed_job(tenant)[1].event_id).created[0]
     dispatch.deliver(delivery_id)
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     client = Client()

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from delivery import dispatch
+from delivery import dispatch, fan_out
 from delivery.models import Delivery
 from extraction.models import OperatorAction, OperatorActionTarget
 from tests.delivery.support import active_endpoint, completed_job
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_api_redeliver_by_filter_is_an_audited_operator_action(tenant, scripted_erp, loopback, settings):
     settings.WEBHOOK_MAX_ATTEMPTS = 1
     active_endpoint(tenant, scripted_erp.url)
-    failed_id = dispatch.fan_out_event(completed_job(tenant)[1].event_id).created[0]
+    failed_id = fan_out.fan_out_event(completed_job(tenant)[1].event_id).created[0]
     scripted_erp.answer(500)
     assert dispatch.deliver(failed_id) == "failed"
 

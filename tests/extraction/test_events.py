@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from config.topology import DEAD_LETTER_EVENTS_EXCHANGE, DELIVERY, INGRESS
-from delivery import dispatch
+from delivery import fan_out
 from delivery.models import SUBSCRIBABLE_TYPES, WEBHOOK_TYPES
 from extraction.events import CATALOGUE, WEBHOOK_JOB_STATES, EventType, WebhookType, kafka_topics_for
 from extraction.execution import lifecycle
@@ -70,7 +70,7 @@ def test_a_dead_letter_reaches_the_tenant_as_a_failed_extraction(tenant: TenantC
     lifecycle.retry_or_fail(claim, report=report, retry=False, delay_seconds=0, error_class="invalid_output")
     event = OutboxEvent.objects.get(job_id=job.pk, event_type=EventType.DEAD_LETTERED)
 
-    body = dispatch.event_body(event, WEBHOOK_TYPES[event.event_type])
+    body = fan_out.event_body(event, WEBHOOK_TYPES[event.event_type])
 
     assert (body["type"], body["data"]["state"], body["data"]["error"]) == (
         "extraction.failed.v1",

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
 from accounts.models import Tenant
-from delivery import dispatch, redelivery
+from delivery import redelivery, replay, scheduling
 from delivery.models import SUBSCRIBABLE_TYPES, DeliveryState
 from extraction.bulk import actions as bulk
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         if o["replay_missing"]:
             if o["endpoint"] is None:
                 raise CommandError("--replay-missing needs --endpoint")
-            ids = dispatch.replay_events(
+            ids = replay.replay_events(
                 endpoint_id=o["endpoint"], since=since, until=until, event_type=o["event_type"], dry_run=o["dry_run"]
             )
         else:
@@ -67,7 +67,7 @@ class Command(BaseCommand):
             if not (tenant_id or o["endpoint"] or o["job"] or since):
                 raise CommandError("give at least one of --tenant, --endpoint, --job, --since")
             report = redelivery.redeliver_webhooks(
-                dispatch.DeliveryFilter(
+                replay.DeliveryFilter(
                     tenant_id=tenant_id,
                     endpoint_id=o["endpoint"],
                     states=tuple(o["state"] or [DeliveryState.FAILED]),
@@ -82,7 +82,7 @@ class Command(BaseCommand):
             )
             ids = bulk.action_object_ids(report.action_id, outcome=bulk.WOULD_CHANGE if o["dry_run"] else bulk.CHANGED)
         if o["replay_missing"] and not o["dry_run"]:
-            dispatch.publish_dispatch_hints(ids)
+            scheduling.publish_dispatch_hints(ids)
         verb = "would send" if o["dry_run"] else "sending"
         self.stdout.write(f"{verb} {len(ids)} deliveries")
         for delivery_id in ids:

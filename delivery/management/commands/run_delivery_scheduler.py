@@ -1,5 +1,5 @@
 """A stand-alone loop of the delivery sweep, for deployments (and tests) whose durable
-scheduler does not call :func:`delivery.dispatch.schedule_due_deliveries` itself. Running
+scheduler does not call :func:`delivery.scheduling.schedule_due_deliveries` itself. Running
 both is harmless: the hints are deduplicated by the rows."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from kombu import Connection
 from config.signals import stop_event_on_signals
 from config.sweeps import sweep_forever
 from config.tracing import configure_tracing
-from delivery.dispatch import schedule_due_deliveries
+from delivery.scheduling import schedule_due_deliveries
 
 logger = logging.getLogger("delivery")
 

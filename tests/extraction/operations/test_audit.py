@@ -18,7 +18,7 @@ from kombu import Connection
 
 from config.logging import JsonFormatter
 from config.topology import DELIVERY, INGRESS
-from delivery import dispatch
+from delivery import dispatch, fan_out
 from delivery.endpoints import register_endpoint
 from delivery.models import CircuitState, Delivery, DeliveryState, WebhookEndpoint
 from extraction.capacity import limiter
@@ -202,7 +202,7 @@ def test_an_overdue_delivery_is_an_alarm_and_wakes_the_delivery_sweep(broker, er
     job = make_job(tenant, state=JobState.SUCCEEDED)
     event = OutboxEvent.objects.get(job_id=job.pk, event_type="extraction.completed.v1")
     overdue_id, held_id = sorted(
-        dispatch.fan_out_event(event.event_id).created,
+        fan_out.fan_out_event(event.event_id).created,
         key=lambda d: Delivery.objects.get(pk=d).endpoint_id != registration.endpoint.pk,
     )
     # Its endpoint's circuit is open: that delivery waits by design.

@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Tenant
-from delivery import dispatch
+from delivery import dispatch, fan_out
 from delivery.endpoints import register_endpoint
 from delivery.models import Delivery, DeliveryAttempt
 from extraction.models import AttemptOutcome, ExtractionJob, OutboxEvent
@@ -319,7 +319,7 @@ def test_erp_delivery_latency_runs_from_the_terminal_transition_to_the_first_2xx
         complete(claim(job), unpaid(AttemptOutcome.SUCCEEDED))
         relive(job, since + timedelta(minutes=n), [0, 1, 2, 60])
         event = OutboxEvent.objects.get(job_id=job, event_type="extraction.completed.v1")
-        (delivery_id,) = dispatch.fan_out_event(event.event_id).created
+        (delivery_id,) = fan_out.fan_out_event(event.event_id).created
         if latency is None:
             continue  # the ERP has not taken this one yet
         assert dispatch.deliver(delivery_id) == "delivered"

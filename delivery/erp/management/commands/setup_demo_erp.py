@@ -12,7 +12,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Tenant
-from delivery import dispatch, endpoints
+from delivery import dispatch, endpoints, replay
 from delivery.erp.models import ErpConnection
 from delivery.models import SUBSCRIBABLE_TYPES, EndpointStatus, WebhookEndpoint
 
@@ -67,5 +67,5 @@ class Command(BaseCommand):
                     f"the ERP at {url} did not answer the verification ({outcome}); the dispatcher keeps retrying it"
                 )
             time.sleep(1.0)
-            dispatch.expedite(verification)
+            replay.expedite(verification)
         self.stdout.write(f"Demo ERP endpoint {endpoint.pk} verified and active: {url}")

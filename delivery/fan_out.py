@@ -1,0 +1,197 @@
+"""Fan-out (DLV-1): an outbox event becomes one delivery per subscribed endpoint; a new or
+re-verified endpoint gets a signed verification event and its one delivery.
+
+The event's webhook body is serialized once, from PostgreSQL (the message is not authority),
+into ``webhook_events``; each delivery has the deterministic id uuid5(event, endpoint), so a
+repeated or concurrent fan-out creates nothing twice. The ids created are returned for the
+dispatch hints published after COMMIT (:func:`delivery.scheduling.publish_dispatch_hints`);
+:mod:`delivery.dispatch` sends them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from config import tracing
+from config.sql import load_statements
+from delivery import signing
+from delivery.models import (
+    VERIFICATION_TYPE,
+    WEBHOOK_TYPES,
+    DeliveryState,
+    EndpointStatus,
+    delivery_id_for,
+)
+from extraction.api.serializers import result_body
+from extraction.events import WEBHOOK_JOB_STATES, WebhookType
+from extraction.models import ExtractionJob, OutboxEvent
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
+
+
+class FanOutResult(StrEnum):
+    FANNED_OUT = "fanned_out"
+    UNKNOWN_EVENT = "unknown_event"  # no outbox event has that id
+    NOT_A_WEBHOOK_EVENT = "not_a_webhook_event"  # a type tenants do not receive, or an event of no job
+
+
+@dataclass(frozen=True)
+class FanOut:
+    outcome: FanOutResult
+    created: tuple[uuid.UUID, ...] = ()
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def event_body(outbox: OutboxEvent, webhook_type: str) -> dict[str, Any]:
+    """The webhook body of an outbox event, from PostgreSQL (the message is not authority).
+
+    Only a completed event carries invoice data (the result's output and validation); a
+    review-required or failed event says which job and which state, nothing more."""
+    if outbox.job_id is None:
+        raise ValueError(f"outbox event {outbox.event_id} names no job: it has no webhook body")
+    job = ExtractionJob.objects.select_related("result").get(pk=outbox.job_id)
+    data: dict[str, Any] = {
+        "event_id": str(outbox.event_id),
+        "job_id": str(job.pk),
+        "idempotency_key": job.idempotency_key,
+        "state": WEBHOOK_JOB_STATES[webhook_type].value,
+        "state_version": int(outbox.payload["state_version"]),
+        "schema": job.schema,
+        "document": {"id": str(job.document_id), "version": str(job.document_version)},
+    }
+    if webhook_type == WebhookType.COMPLETED:
+        data["result"] = result_body(job)
+    elif webhook_type == WebhookType.FAILED:
+        data["error"] = {"class": outbox.payload.get("error_class") or job.error_class}
+    return {"type": webhook_type, "timestamp": _iso(outbox.created_at), "data": data}
+
+
+def fan_out_event(event_id: uuid.UUID) -> FanOut:
+    """One delivery per subscribed endpoint of the event's tenant, idempotently.
+
+    1. Reload the outbox event by id; unknown → ``UNKNOWN_EVENT``.
+    2. Serialize its body once into ``webhook_events`` (ON CONFLICT DO NOTHING: a second
+       fan-out reuses the first one's bytes).
+    3. Insert a delivery per endpoint subscribed to the type and not disabled, with the
+       deterministic id uuid5(event, endpoint) (ON CONFLICT DO NOTHING).
+    Returns the ids created now, for dispatch hints after COMMIT.
+
+    Traced as a child of the consumer's span (the relay's message carried the job's trace).
+    """
+    with tracing.step_span("delivery.fan_out", attributes={"extraction.event_id": str(event_id)}) as span:
+        fan_out = _fan_out(event_id)
+        span.set_attributes({"delivery.fan_out.outcome": fan_out.outcome, "delivery.created": len(fan_out.created)})
+    return fan_out
+
+
+def _fan_out(event_id: uuid.UUID) -> FanOut:
+    with transaction.atomic():
+        outbox = OutboxEvent.objects.filter(pk=event_id).first()
+        if outbox is None:
+            return FanOut(FanOutResult.UNKNOWN_EVENT)
+        webhook_type = WEBHOOK_TYPES.get(outbox.event_type)
+        if webhook_type is None or outbox.job_id is None:
+            return FanOut(FanOutResult.NOT_A_WEBHOOK_EVENT)
+        tracing.annotate({"extraction.job_id": str(outbox.job_id)})
+        with connection.cursor() as cursor:
+            cursor.execute(SQL["webhook_event_exists"], {"event": event_id})
+            if cursor.fetchone() is None:
+                body = signing.serialize_body(event_body(outbox, webhook_type)).decode()
+                cursor.execute(
+                    SQL["insert_webhook_event"],
+                    {
+                        "event": event_id,
+                        "tenant": outbox.tenant_id,
+                        "type": webhook_type,
+                        "job": outbox.job_id,
+                        "body": body,
+                    },
+                )
+            created = insert_deliveries(
+                cursor, event_id=event_id, tenant_id=outbox.tenant_id, webhook_type=webhook_type
+            )
+    return FanOut(FanOutResult.FANNED_OUT, tuple(created))
+
+
+def insert_deliveries(
+    cursor,
+    *,
+    event_id: uuid.UUID,
+    tenant_id: uuid.UUID,
+    webhook_type: str,
+    endpoint_ids: Sequence[uuid.UUID] | None = None,
+    verification: bool = False,
+) -> list[uuid.UUID]:
+    """One PENDING delivery of the event, due now, per endpoint (by default the tenant's
+    endpoints subscribed to the type and not disabled), under its deterministic id; a pair
+    that has one already gets none. On the caller's cursor, in its transaction; returns the
+    ids created."""
+    if endpoint_ids is None:
+        cursor.execute(
+            SQL["subscribed_endpoints"],
+            {"tenant": tenant_id, "type": webhook_type, "disabled": EndpointStatus.DISABLED},
+        )
+        endpoint_ids = [row[0] for row in cursor.fetchall()]
+    created = []
+    for endpoint_id in endpoint_ids:
+        cursor.execute(
+            SQL["insert_delivery"],
+            {
+                "id": delivery_id_for(event_id, endpoint_id),
+                "event": event_id,
+                "endpoint": endpoint_id,
+                "tenant": tenant_id,
+                "type": webhook_type,
+                "verification": verification,
+                "pending": DeliveryState.PENDING,
+                "max_attempts": settings.WEBHOOK_MAX_ATTEMPTS,
+            },
+        )
+        row = cursor.fetchone()
+        if row is not None:
+            created.append(row[0])
+    return created
+
+
+def create_verification_delivery(*, endpoint_id: uuid.UUID, tenant_id: uuid.UUID) -> uuid.UUID:
+    """A signed ``webhook.verification.v1`` event for one endpoint; its 2xx activates it.
+    Call inside the transaction that changes the endpoint."""
+    event_id = uuid.uuid4()
+    body = {
+        "type": VERIFICATION_TYPE,
+        "timestamp": None,
+        "data": {"endpoint_id": str(endpoint_id), "challenge": uuid.uuid4().hex},
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(SQL["database_now"])
+        body["timestamp"] = _iso(cursor.fetchone()[0])
+        cursor.execute(
+            SQL["insert_verification_event"],
+            {
+                "event": event_id,
+                "tenant": tenant_id,
+                "type": VERIFICATION_TYPE,
+                "body": signing.serialize_body(body).decode(),
+            },
+        )
+        (delivery_id,) = insert_deliveries(
+            cursor,
+            event_id=event_id,
+            tenant_id=tenant_id,
+            webhook_type=VERIFICATION_TYPE,
+            endpoint_ids=[endpoint_id],
+            verification=True,
+        )
+    return delivery_id

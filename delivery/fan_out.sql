@@ -1,0 +1,44 @@
+-- Fan-out's statements (delivery/fan_out.py runs them): an outbox event's webhook body, kept
+-- once, and one delivery per subscribed endpoint under its deterministic id.
+--
+-- States and statuses are parameters from delivery/models.py's enums, as in dispatch.sql
+-- (which says why not SQL functions).
+
+
+-- name: webhook_event_exists
+SELECT 1 FROM webhook_events WHERE event_id = %(event)s
+
+
+-- name: insert_webhook_event
+-- The event's body, serialized once; a second fan-out of the event keeps the first one's bytes.
+INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at)
+VALUES (%(event)s, %(tenant)s, %(type)s, %(job)s, %(body)s, now())
+ON CONFLICT (event_id) DO NOTHING
+
+
+-- name: insert_verification_event
+-- A verification event is new every time (a fresh event id): no conflict to absorb.
+INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at)
+VALUES (%(event)s, %(tenant)s, %(type)s, NULL, %(body)s, now())
+
+
+-- name: subscribed_endpoints
+-- The tenant's endpoints that take this type and are not disabled (endpoint_tenant_live_idx).
+SELECT id FROM webhook_endpoints
+ WHERE tenant_id = %(tenant)s AND status <> %(disabled)s AND %(type)s = ANY(event_types)
+
+
+-- name: insert_delivery
+-- One delivery of the event to the endpoint, due now, under its deterministic id; none if
+-- the pair has one already (a concurrent or repeated fan-out).
+INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, event_type, is_verification, state,
+                                attempts, max_attempts, next_attempt_at, last_error, response_snippet,
+                                created_at, updated_at)
+VALUES (%(id)s, %(event)s, %(endpoint)s, %(tenant)s, %(type)s, %(verification)s, %(pending)s,
+        0, %(max_attempts)s, now(), '', '', now(), now())
+ON CONFLICT (event_id, endpoint_id) DO NOTHING
+RETURNING id
+
+
+-- name: database_now
+SELECT now()
