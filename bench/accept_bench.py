@@ -388,7 +388,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a and b else None
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Accept-path benchmark: the API against its two floors.")
     parser.add_argument("--quick", action="store_true", help="short trials, coarse search (about a minute)")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
@@ -410,10 +410,12 @@ def main() -> None:
     parser.add_argument(
         "--output", type=Path, help="the JSON's path (default: bench/results/accept_bench-<UTC time>.json)"
     )
-    args = parser.parse_args()
-    profile = QUICK if args.quick else FULL
-    started = time.monotonic()
+    return parser.parse_args()
 
+
+def set_up() -> tuple[BenchClient, str]:
+    """Django on the benchmark's database, the results directory, the bench tenant with a fresh
+    token; and PostgreSQL's version."""
     setup_django()
     from django.db import connection
 
@@ -422,7 +424,10 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         pg_version = cursor.fetchone()[0]
+    return client, pg_version
 
+
+def run_psycopg_floor(args: argparse.Namespace, profile: Profile, client: BenchClient) -> PsycopgFloor:
     print(f"psycopg floor: {args.psycopg_processes} processes for {profile.psycopg_seconds:.0f} s", flush=True)
     reset_job_tables()
     harness.wait_for_quiet_machine(profile.quiet_wait_seconds, quiet_cores=QUIET_CORES)
@@ -432,7 +437,22 @@ def main() -> None:
         f"p99 {pg_floor.tx_p99_ms} ms)",
         flush=True,
     )
+    return pg_floor
 
+
+@dataclass(frozen=True)
+class HttpTrials:
+    """The trials under gunicorn: the bare view's highest rate, the API at the target rate and
+    the API's highest rate."""
+
+    runner: Runner
+    access_log: Path | None
+    bare_max: float | None
+    at_target: Trial
+    api_max: float | None
+
+
+def run_http_trials(args: argparse.Namespace, profile: Profile, client: BenchClient) -> HttpTrials:
     body = json.dumps({"document_id": str(client.bench.document.pk), "schema": "invoice.v1"}).encode()
     json_headers = {"Content-Type": "application/json"}
     access_log = None if args.no_access_log else RESULTS_DIR / "gunicorn-access.log"
@@ -475,16 +495,25 @@ def main() -> None:
         )
         server.wait_idle()
     reset_job_tables()
+    return HttpTrials(runner, access_log, bare_max, at_target, api_max)
 
+
+def clean_up(client: BenchClient) -> None:
     from accounts.models import ApiToken
 
     ApiToken.objects.filter(pk=client.token_id).delete()
+
+
+def build_report(
+    args: argparse.Namespace, started: float, pg_version: str, pg_floor: PsycopgFloor, http: HttpTrials
+) -> dict:
+    runner, bare_max, at_target, api_max = http.runner, http.bare_max, http.at_target, http.api_max
 
     def trials_of(path: str) -> list[dict]:
         return [t.as_dict() for t in runner.trials if t.endpoint == path]
 
     ratio = _ratio(api_max, bare_max)
-    report = {
+    return {
         "profile": "quick" if args.quick else "full",
         "machine": {**harness.machine(), "postgresql": pg_version},
         "server": {
@@ -492,7 +521,7 @@ def main() -> None:
             "workers": args.workers,
             "worker_class": args.worker_class,
             "threads": args.threads,
-            "access_log": access_log is not None,
+            "access_log": http.access_log is not None,
             "extra_args": args.gunicorn_arg,
         },
         "p99_limit_ms": P99_LIMIT_MS,
@@ -513,6 +542,17 @@ def main() -> None:
         "trials": len(runner.trials),
         "elapsed_s": round(time.monotonic() - started, 1),
     }
+
+
+def main() -> None:
+    args = parse_args()
+    profile = QUICK if args.quick else FULL
+    started = time.monotonic()
+    client, pg_version = set_up()
+    pg_floor = run_psycopg_floor(args, profile, client)
+    http = run_http_trials(args, profile, client)
+    clean_up(client)
+    report = build_report(args, started, pg_version, pg_floor, http)
     harness.publish_results("accept_bench", lambda: print_table(report), report, json_path=args.output)
 
 

@@ -1,4 +1,4 @@
-"""Capacity-control benchmark (issue 4, point 12): three ratios, each measured in one run.
+"""Capacity-control benchmark: three ratios, each measured in one run.
 
 Run from the project root::
 
@@ -128,8 +128,6 @@ def reservation_per_call() -> int:
 
 def quota_run(label: str, *, admission: str, threads: int, profile: Profile, reserved: int) -> dict[str, Any]:
     """One measured run of (a): processes up, backlog in, whole windows from the first call."""
-    from extraction.capacity.plan import attempt_capacity
-
     scenario = QUOTA
     lib.SANDBOX.reset()
     pool_env = {
@@ -141,45 +139,85 @@ def quota_run(label: str, *, admission: str, threads: int, profile: Profile, res
     services = new_services(f"a-{label}", **pool_env)
     measured_seconds = profile.windows_a * WINDOW_SECONDS
     try:
-        services.start_simulator(
-            {
-                "rpm": scenario.rpm,
-                "tpm": scenario.tpm,
-                "max_concurrency": scenario.max_concurrency,
-                "latency_mean_seconds": scenario.latency_mean_seconds,
-                "latency_p95_seconds": scenario.latency_p95_seconds,
-                "seed": 4,
-            }
-        )
-        names = [f"{label}-llm-{n}" for n in range(scenario.processes)]
-        for name in names:
-            services.llm_worker(name, slots=threads, admission=admission)
-        services.scheduler()
-        services.wait_until_ready(names)
-        bench = harness.make_tenant(f"benchcap-quota-{label}")
-        load = harness.LoadMeter()
-        # The backlog appears at once, after every worker is consuming: the first window is
-        # not spent waiting for a process to start.
-        lib.insert_ready_jobs(bench, scenario.backlog)
-        with monitor() as conn:
-            deadline = time.monotonic() + 30
-            while (first := lib.first_call_at(conn)) is None:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"no model call 30 s after the backlog appeared; logs in {LOG_DIR}")
-                services.check_alive()
-                time.sleep(0.2)
-            print(f"    {label}: first call; measuring {measured_seconds:.0f} s", flush=True)
-            wait_db_seconds(conn, first + measured_seconds + GRACE_SECONDS, services)
-            machine_load = load.read()
-            simulator = services.simulator_stats()
-            services.stop_all()
-            window = lib.ledger_window(conn, first, measured_seconds)
-            timeline = lib.calls_timeline(conn, first, measured_seconds)
-            reuse_lag = lib.request_slot_reuse_lag(conn, first, measured_seconds, rpm=scenario.rpm)
-            progress = lib.tenant_progress(conn, bench.tenant.pk)
+        start_quota_processes(services, label, admission=admission, threads=threads)
+        measured = measure_quota(services, label, measured_seconds)
     finally:
         services.stop_all()
+    return quota_figures(
+        label, admission=admission, threads=threads, reserved=reserved, measured=measured, services=services
+    )
 
+
+def start_quota_processes(services: lib.Services, label: str, *, admission: str, threads: int) -> None:
+    """The simulator with the pool's quota, the llm workers with ``admission`` and the scheduler."""
+    scenario = QUOTA
+    services.start_simulator(
+        {
+            "rpm": scenario.rpm,
+            "tpm": scenario.tpm,
+            "max_concurrency": scenario.max_concurrency,
+            "latency_mean_seconds": scenario.latency_mean_seconds,
+            "latency_p95_seconds": scenario.latency_p95_seconds,
+            "seed": 4,
+        }
+    )
+    names = [f"{label}-llm-{n}" for n in range(scenario.processes)]
+    for name in names:
+        services.llm_worker(name, slots=threads, admission=admission)
+    services.scheduler()
+    services.wait_until_ready(names)
+
+
+@dataclass(frozen=True)
+class QuotaMeasured:
+    """What one run of (a) read: its window of whole limiter windows from the first call."""
+
+    measured_seconds: float
+    machine_load: harness.MachineLoad
+    simulator: dict[str, Any]
+    window: lib.LedgerWindow
+    timeline: list[dict[str, float]]
+    reuse_lag: dict[str, float] | None
+    progress: dict[str, int]
+
+
+def measure_quota(services: lib.Services, label: str, measured_seconds: float) -> QuotaMeasured:
+    """Put the backlog in, wait for the first model call, measure whole windows from it; the
+    processes are stopped before the ledger is read."""
+    scenario = QUOTA
+    bench = harness.make_tenant(f"benchcap-quota-{label}")
+    load = harness.LoadMeter()
+    # The backlog appears at once, after every worker is consuming: the first window is
+    # not spent waiting for a process to start.
+    lib.insert_ready_jobs(bench, scenario.backlog)
+    with monitor() as conn:
+        deadline = time.monotonic() + 30
+        while (first := lib.first_call_at(conn)) is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no model call 30 s after the backlog appeared; logs in {LOG_DIR}")
+            services.check_alive()
+            time.sleep(0.2)
+        print(f"    {label}: first call; measuring {measured_seconds:.0f} s", flush=True)
+        wait_db_seconds(conn, first + measured_seconds + GRACE_SECONDS, services)
+        machine_load = load.read()
+        simulator = services.simulator_stats()
+        services.stop_all()
+        window = lib.ledger_window(conn, first, measured_seconds)
+        timeline = lib.calls_timeline(conn, first, measured_seconds)
+        reuse_lag = lib.request_slot_reuse_lag(conn, first, measured_seconds, rpm=scenario.rpm)
+        progress = lib.tenant_progress(conn, bench.tenant.pk)
+    return QuotaMeasured(measured_seconds, machine_load, simulator, window, timeline, reuse_lag, progress)
+
+
+def quota_figures(
+    label: str, *, admission: str, threads: int, reserved: int, measured: QuotaMeasured, services: lib.Services
+) -> dict[str, Any]:
+    """A run's utilization against CAP-3 (at the measured and at the configured latency) and
+    what the simulator and the ledger saw."""
+    from extraction.capacity.plan import attempt_capacity
+
+    scenario = QUOTA
+    window, simulator, measured_seconds = measured.window, measured.simulator, measured.measured_seconds
     achieved = (window.calls - window.rate_limited) / measured_seconds
     latency = window.mean_latency_seconds or scenario.latency_mean_seconds
     capacity = attempt_capacity(
@@ -214,16 +252,16 @@ def quota_run(label: str, *, admission: str, threads: int, profile: Profile, res
         "utilization_vs_configured_latency": round(achieved / configured.per_second, 4),
         "limiter_denials": window.deferred,
         # RPM binds: how promptly each request slot freed by the window was spent again.
-        "request_slot_reuse_lag_seconds": reuse_lag,
+        "request_slot_reuse_lag_seconds": measured.reuse_lag,
         "simulator": {
             "calls": simulator["calls"],
             "outcomes": simulator["outcomes"],
             "peak_concurrency": simulator["concurrency"]["peak"],
             "tokens": simulator["tokens"],
         },
-        "calls_per_5_seconds": timeline,
-        "backlog_states_at_end": progress,
-        "machine": asdict(machine_load),
+        "calls_per_5_seconds": measured.timeline,
+        "backlog_states_at_end": measured.progress,
+        "machine": asdict(measured.machine_load),
         "logged_errors": services.logged_errors(),
     }
 
@@ -275,63 +313,98 @@ def fairness_run(claim: str, profile: Profile) -> dict[str, Any]:
     )
     slots = scenario.processes * scenario.threads_per_process
     try:
-        services.start_simulator({"latency_mean_seconds": scenario.latency_seconds})
-        services.relay()
-        services.celery("ingress", "ingress", concurrency=2, pool_max_size=2)
-        names = [f"{claim}-llm-{n}" for n in range(scenario.processes)]
-        for name in names:
-            services.llm_worker(name, slots=scenario.threads_per_process, claim=claim)
-        services.scheduler()
-        services.wait_until_ready(["ingress", *names])
-        tenant_a = harness.make_tenant(f"benchcap-{claim}-a")
-        tenant_b = harness.make_tenant(f"benchcap-{claim}-b")
-        load = harness.LoadMeter()
-        lib.insert_ready_jobs(tenant_a, scenario.backlog_a)
-        with monitor() as conn:
-            # B arrives into a system already busy with A: every slot holds one of A's jobs.
-            deadline = time.monotonic() + 30
-            while services.simulator_stats()["concurrency"]["current"] < slots and time.monotonic() < deadline:
-                services.check_alive()
-                time.sleep(0.2)
-            started_at = lib.db_now(conn)
-            b_jobs: list[str] = []
-            submissions = int(profile.duration_b_seconds / scenario.b_interval_seconds)
-            t0 = time.monotonic()
-            for i in range(submissions):
-                delay = t0 + i * scenario.b_interval_seconds - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                b_jobs.append(harness.accept_one(tenant_b))
-            last_submitted = time.monotonic()
-            while time.monotonic() - last_submitted < B_DRAIN_SECONDS:
-                if all(t.ended_at is not None for t in lib.job_timings(conn, b_jobs)):
-                    break
-                services.check_alive()
-                time.sleep(0.2)
-            ended_at = lib.db_now(conn)
-            timings = lib.job_timings(conn, b_jobs)
-            window = lib.ledger_window(conn, started_at, ended_at - started_at)
-            a_done = conn.execute(
-                "SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state = ANY(%s) "
-                "AND updated_at >= to_timestamp(%s)",
-                [tenant_a.tenant.pk, list(harness.TERMINAL_STATES), started_at],
-            ).fetchone()[0]
-            a_left = conn.execute(
-                "SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state <> ALL(%s)",
-                [tenant_a.tenant.pk, list(harness.TERMINAL_STATES)],
-            ).fetchone()[0]
-            machine_load = load.read()
+        start_fairness_processes(services, claim)
+        measured = measure_fairness(services, claim, profile, slots)
     finally:
         services.stop_all()
+    return fairness_figures(claim, slots, measured, services)
 
+
+def start_fairness_processes(services: lib.Services, claim: str) -> None:
+    """The simulator, the relay, the ingress, the llm workers claiming by ``claim`` and the scheduler."""
+    scenario = FAIRNESS
+    services.start_simulator({"latency_mean_seconds": scenario.latency_seconds})
+    services.relay()
+    services.celery("ingress", "ingress", concurrency=2, pool_max_size=2)
+    names = [f"{claim}-llm-{n}" for n in range(scenario.processes)]
+    for name in names:
+        services.llm_worker(name, slots=scenario.threads_per_process, claim=claim)
+    services.scheduler()
+    services.wait_until_ready(["ingress", *names])
+
+
+@dataclass(frozen=True)
+class FairnessMeasured:
+    """What one run of (b) read: B's jobs, the window they ran in and A's progress meanwhile."""
+
+    started_at: float
+    ended_at: float
+    timings: list[lib.JobTiming]
+    window: lib.LedgerWindow
+    a_done: int
+    a_left: int
+    machine_load: harness.MachineLoad
+
+
+def measure_fairness(services: lib.Services, claim: str, profile: Profile, slots: int) -> FairnessMeasured:
+    """A's backlog in; once every slot holds one of A's jobs, B submits one job every interval
+    for the profile's duration; then B's jobs drain (bounded)."""
+    scenario = FAIRNESS
+    tenant_a = harness.make_tenant(f"benchcap-{claim}-a")
+    tenant_b = harness.make_tenant(f"benchcap-{claim}-b")
+    load = harness.LoadMeter()
+    lib.insert_ready_jobs(tenant_a, scenario.backlog_a)
+    with monitor() as conn:
+        # B arrives into a system already busy with A: every slot holds one of A's jobs.
+        deadline = time.monotonic() + 30
+        while services.simulator_stats()["concurrency"]["current"] < slots and time.monotonic() < deadline:
+            services.check_alive()
+            time.sleep(0.2)
+        started_at = lib.db_now(conn)
+        b_jobs: list[str] = []
+        submissions = int(profile.duration_b_seconds / scenario.b_interval_seconds)
+        t0 = time.monotonic()
+        for i in range(submissions):
+            delay = t0 + i * scenario.b_interval_seconds - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            b_jobs.append(harness.accept_one(tenant_b))
+        last_submitted = time.monotonic()
+        while time.monotonic() - last_submitted < B_DRAIN_SECONDS:
+            if all(t.ended_at is not None for t in lib.job_timings(conn, b_jobs)):
+                break
+            services.check_alive()
+            time.sleep(0.2)
+        ended_at = lib.db_now(conn)
+        timings = lib.job_timings(conn, b_jobs)
+        window = lib.ledger_window(conn, started_at, ended_at - started_at)
+        a_done = conn.execute(
+            "SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state = ANY(%s) "
+            "AND updated_at >= to_timestamp(%s)",
+            [tenant_a.tenant.pk, list(harness.TERMINAL_STATES), started_at],
+        ).fetchone()[0]
+        a_left = conn.execute(
+            "SELECT count(*) FROM extraction_jobs WHERE tenant_id = %s AND state <> ALL(%s)",
+            [tenant_a.tenant.pk, list(harness.TERMINAL_STATES)],
+        ).fetchone()[0]
+        machine_load = load.read()
+    return FairnessMeasured(started_at, ended_at, timings, window, a_done, a_left, machine_load)
+
+
+def fairness_figures(claim: str, slots: int, measured: FairnessMeasured, services: lib.Services) -> dict[str, Any]:
+    """B's accept-to-terminal latency (p95 against the model's mean latency) and its stages,
+    and how fast A went meanwhile."""
+    scenario = FAIRNESS
+    timings, started_at, ended_at = measured.timings, measured.started_at, measured.ended_at
+    a_left = measured.a_left
     done = [t for t in timings if t.ended_at is not None]
     # A job not finished counts with its age at the end: the p95 is then a lower bound.
     latencies = [(t.ended_at if t.ended_at is not None else ended_at) - t.accepted_at for t in timings]
     censored = len(timings) - len(done)
     p95 = harness.percentile(latencies, 0.95)
     p95_is_lower_bound = censored > 0 and p95 >= min((ended_at - t.accepted_at) for t in timings if t.ended_at is None)
-    latency = window.mean_latency_seconds or scenario.latency_seconds
-    a_rate = a_done / (ended_at - started_at)
+    latency = measured.window.mean_latency_seconds or scenario.latency_seconds
+    a_rate = measured.a_done / (ended_at - started_at)
 
     def stage(values: list[float]) -> dict[str, float] | None:
         return (
@@ -362,7 +435,7 @@ def fairness_run(claim: str, profile: Profile) -> dict[str, Any]:
         "a_jobs_left_at_end": int(a_left),
         # FIFO serves B after every A job that was waiting before it: what B would wait.
         "b_projected_wait_seconds": round(a_left / a_rate, 1) if claim == "fifo" and a_rate > 0 else None,
-        "machine": asdict(machine_load),
+        "machine": asdict(measured.machine_load),
         "logged_errors": services.logged_errors(),
     }
 

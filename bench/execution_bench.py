@@ -61,8 +61,8 @@ class Profile:
     floor_processes: int = 4
 
 
-# 300 calls in flight = arrival rate x model latency. The issue's example, 2 s at 150 jobs/s,
-# needs more CPU per second than this machine's two cores have (orchestration, PostgreSQL,
+# 300 calls in flight = arrival rate x model latency. Made of 2 s at 150 jobs/s, they would
+# need more CPU per second than this machine's two cores have (orchestration, PostgreSQL,
 # simulator, accepter; a run's "cpu_budget_ms_per_job" says how much per job): the same 300 in
 # flight come from 30 jobs/s at 10 s. --rate/--latency choose another pair.
 FULL = Profile(
@@ -497,6 +497,28 @@ def print_side_by_side(rows: list[dict[str, Any]]) -> None:
 def sitting(transport: str, profile: Profile, *, no_probe: bool, started: float, tag: str) -> dict[str, Any]:
     """Both phases on one transport: its own processes (and, on Kafka, broker), logs and probe
     files, the sandbox emptied first."""
+    log_dir, media_root, probe_dir = sitting_dirs(transport, no_probe=no_probe)
+    sitting_started = time.monotonic()
+    lib.SANDBOX.set_up(media_root, app="accepter", **lib.POOL_LIMITS)
+    lib.SANDBOX.reset()
+
+    services = lib.Services(log_dir=log_dir, media_root=media_root, probe_dir=probe_dir, transport=transport)
+    monitor = psycopg.connect(lib.SANDBOX.dsn("postgres"), autocommit=True)
+    db = psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
+    try:
+        a, b = run_phases(services, monitor, db, profile, probe_dir=probe_dir, started=started, tag=tag)
+    finally:
+        services.stop_all()
+        db.close()
+    server_version = monitor.execute("SHOW server_version").fetchone()[0]
+    monitor.close()
+    return sitting_result(
+        transport, profile, server_version=server_version, probe=probe_dir is not None, a=a, b=b, since=sitting_started
+    )
+
+
+def sitting_dirs(transport: str, *, no_probe: bool) -> tuple[Path, Path, Path | None]:
+    """The transport's log and probe directories, emptied, and the media directory."""
     suffix = "" if transport == "rabbitmq" else f"-{transport}"
     log_dir = harness.RESULTS_DIR / f"execution-logs{suffix}"
     media_root = harness.RESULTS_DIR / "execution-media"
@@ -506,38 +528,52 @@ def sitting(transport: str, profile: Profile, *, no_probe: bool, started: float,
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True)
     media_root.mkdir(parents=True, exist_ok=True)
+    return log_dir, media_root, probe_dir
 
-    sitting_started = time.monotonic()
-    lib.SANDBOX.set_up(media_root, app="accepter", **lib.POOL_LIMITS)
-    lib.SANDBOX.reset()
 
-    services = lib.Services(log_dir=log_dir, media_root=media_root, probe_dir=probe_dir, transport=transport)
-    monitor = psycopg.connect(lib.SANDBOX.dsn("postgres"), autocommit=True)
-    db = psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
-    try:
-        services.start_simulator({"latency_mean_seconds": profile.latency_seconds})
-        services.start_orchestration()
-        run = Run(
-            services=services,
-            monitor=monitor,
-            db=db,
-            sampler=lib.Sampler(services),
-            probe_dir=probe_dir,
-            accept_counter=lib.AcceptTransactions(),
-        )
-        print(f"{tag}processes up after {time.monotonic() - started:.0f} s; (a) fixed latency ...", flush=True)
-        a = fixed_latency(run, profile)
-        print(
-            f"{tag}(a) done after {time.monotonic() - started:.0f} s; (b) zero latency against the floor ...",
-            flush=True,
-        )
-        b = zero_latency(run, profile)
-        run.sampler.close()
-    finally:
-        services.stop_all()
-        db.close()
-    server_version = monitor.execute("SHOW server_version").fetchone()[0]
-    monitor.close()
+def run_phases(
+    services: lib.Services,
+    monitor: psycopg.Connection[Any],
+    db: psycopg.Connection[Any],
+    profile: Profile,
+    *,
+    probe_dir: Path | None,
+    started: float,
+    tag: str,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The simulator and the orchestration up, then (a) fixed latency and (b) zero latency."""
+    services.start_simulator({"latency_mean_seconds": profile.latency_seconds})
+    services.start_orchestration()
+    run = Run(
+        services=services,
+        monitor=monitor,
+        db=db,
+        sampler=lib.Sampler(services),
+        probe_dir=probe_dir,
+        accept_counter=lib.AcceptTransactions(),
+    )
+    print(f"{tag}processes up after {time.monotonic() - started:.0f} s; (a) fixed latency ...", flush=True)
+    a = fixed_latency(run, profile)
+    print(
+        f"{tag}(a) done after {time.monotonic() - started:.0f} s; (b) zero latency against the floor ...",
+        flush=True,
+    )
+    b = zero_latency(run, profile)
+    run.sampler.close()
+    return a, b
+
+
+def sitting_result(
+    transport: str,
+    profile: Profile,
+    *,
+    server_version: str,
+    probe: bool,
+    a: dict[str, Any],
+    b: dict[str, Any],
+    since: float,
+) -> dict[str, Any]:
+    """A sitting's figures, with the processes' settings and the verdicts."""
     result = {
         "profile": profile.name,
         **({} if transport == "rabbitmq" else {"transport": transport}),
@@ -546,7 +582,7 @@ def sitting(transport: str, profile: Profile, *, no_probe: bool, started: float,
             "worker_concurrency": lib.WORKER_CONCURRENCY,
             "worker_pool_max": lib.WORKER_POOL_MAX,
             "ingress_concurrency": lib.INGRESS_CONCURRENCY,
-            "probe": probe_dir is not None,
+            "probe": probe,
             "pool_limits": lib.POOL_LIMITS,
             "tenant_max_in_flight": lib.TENANT_MAX_IN_FLIGHT,
             "redis_url": lib.SANDBOX.redis_url,
@@ -566,7 +602,7 @@ def sitting(transport: str, profile: Profile, *, no_probe: bool, started: float,
         "targets": asdict(TARGETS),
         "fixed_latency": a,
         "zero_latency": b,
-        "seconds": round(time.monotonic() - sitting_started, 1),
+        "seconds": round(time.monotonic() - since, 1),
     }
     result["verdicts"] = verdicts(a, b)
     return result

@@ -11,7 +11,8 @@
   process set read from /proc.
 - The jobs a run leaves: :func:`wait_for_drain`, :func:`job_rows`.
 
-The processes of the load report (bench/load.py) and of the fault suite (bench/faults.py).
+The processes of the load report (tests/acceptance/load.py) and of the fault suite
+(tests/acceptance/faults.py); the benchmarks' are in bench/harness.py.
 """
 
 from __future__ import annotations

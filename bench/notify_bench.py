@@ -4,7 +4,7 @@
 
 Open loop through the real path: the transition and its NOTIFY, the notifier, daphne's
 ``/ws/jobs/`` consumer, WebSocket clients. POSTGRES_DB (default ``bench_notify``) must name a
-bench* database. Target (issue 6, point 10): p99 ≤ 100 ms. Method: bench/README.md.
+bench* database. Target: p99 ≤ 100 ms. Method: bench/README.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Scaling measured (issue #23, point 6): the llm-worker tier as 1, 2, 3 and 4 processes on one
-host, and as 2 and 4 processes split over two hosts (network namespaces), against one provider
-pool's budget.
+"""Scaling measured: the llm-worker tier as 1, 2, 3 and 4 processes on one host, and as 2 and 4
+processes split over two hosts (network namespaces), against one provider pool's budget.
 
 Run from the project root, as root (the two-host layouts are network namespaces)::
 

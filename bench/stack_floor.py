@@ -1,4 +1,5 @@
-"""What the stack #3 prescribes costs per job before any of our code runs, measured in one run.
+"""What the prescribed Celery / RabbitMQ / OpenAI-SDK stack costs per job before any of our code
+runs, measured in one run.
 
 Run from the project root::
 
@@ -6,9 +7,9 @@ Run from the project root::
 
 The relay's confirmed publishes, a Celery consume of a no-op task, the OpenAI SDK's client side
 and RabbitMQ's own CPU, each alone, at a backlog and 33 ms apart, beside execution_bench.py's
-floor; and what #3's two targets leave for PostgreSQL and our code once that is paid. Uses
-execution_bench.py's database and vhost (its own queues). Method and how to read the report:
-bench/README.md.
+floor; and what the two execution targets (40 % of the floor's rate; 5 ms of CPU per job at
+30 jobs/s) leave for PostgreSQL and our code once that is paid. Uses execution_bench.py's
+database and vhost (its own queues). Method and how to read the report: bench/README.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ carries (:class:`DocumentMix` over :func:`document_kinds`, shares from :func:`pa
 loopback, timing each :class:`Submission` from then and trying a retryable answer again with the
 same Idempotency-Key.
 
-The load of the load report (bench/load.py) and of the fault suite (bench/faults.py).
+The load of the load report (tests/acceptance/load.py) and of the fault suite
+(tests/acceptance/faults.py).
 """
 
 from __future__ import annotations

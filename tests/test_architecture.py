@@ -18,7 +18,7 @@ APPS = ("accounts", "extraction", "delivery")
 ALLOWED = {"accounts": set(), "extraction": {"accounts"}, "delivery": {"accounts", "extraction"}}
 # config's modules that wire the apps together; every other config module is shared by them.
 WIRING = {"config.urls", "config.asgi", "config.wsgi"}
-DEVELOPMENT_ONLY = ("tests", "bench", "pytest", "playwright", "aiohttp")
+DEVELOPMENT_ONLY = ("tests", "bench", "eval", "pytest", "playwright", "aiohttp")
 
 
 @dataclass(frozen=True)

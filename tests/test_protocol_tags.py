@@ -13,8 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = ROOT / "PROTOCOL.md"
-# What is scanned: the application, its templates, its docs, its tests and benchmarks.
-SCANNED_DIRS = ("config", "accounts", "extraction", "delivery", "templates", "tests", "bench", "docs")
+# What is scanned: the application, its templates, its docs, its tests, benchmarks and evaluation.
+SCANNED_DIRS = ("config", "accounts", "extraction", "delivery", "templates", "tests", "bench", "eval", "docs")
 SCANNED_FILES = ("README.md", "CONTRIBUTING.md")
 SCANNED_SUFFIXES = frozenset({".py", ".md", ".html", ".sql", ".js", ".txt"})
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})

@@ -11,7 +11,7 @@ gets to clean up. Empty (the default) outside the fault tests. The points:
 - ``relay_after_confirm`` (``OutboxRelay.relay_once``): the broker confirmed the batch, the rows
   are not marked published yet.
 
-The fault tests and ``bench/faults.py`` (which arms each under load and restarts what died) use them.
+The fault tests and ``tests/acceptance/faults.py`` (which arms each under load and restarts what died) use them.
 """
 
 from __future__ import annotations

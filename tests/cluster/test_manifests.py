@@ -627,7 +627,7 @@ def test_the_build_context_holds_the_application_and_no_tests_benchmarks_or_samp
     ).stdout.split()
     files = [f for f in listed if (ROOT / f).is_file()]
     context = {f for f in files if in_build_context(f)}
-    assert {f for f in context if f.split("/")[0] in ("tests", "bench", "testdata", "deploy")} == set()
+    assert {f for f in context if f.split("/")[0] in ("tests", "bench", "eval", "testdata", "deploy")} == set()
     assert "requirements-dev.txt" not in context and "pyproject.toml" not in context
     needed = {"manage.py", "Procfile", "Procfile.kafka", "requirements.txt", "bin/container"}
     needed |= {f for f in files if f.split("/")[0] in ("accounts", "config", "delivery", "extraction", "templates")}

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from accounts.models import Tenant, create_tenant
-from bench.render_invoice_xml import render_invoice_xml
+from eval.render_invoice_xml import render_invoice_xml
 from extraction.intake.text import DocumentText, extract_document_text
 from extraction.models import Supplier
 from extraction.providers.builtin import extract_invoice

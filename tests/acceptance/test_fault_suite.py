@@ -1,5 +1,5 @@
-"""bench/faults.py in its bounded form: every fault once under load, against the real
-processes, and every invariant over every accepted job (OPS-5)."""
+"""The fault suite (tests/acceptance/faults.py) in its bounded form: every fault once under
+load, against the real processes, and every invariant over every accepted job (OPS-5)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bench.faults import FAULTS
+from tests.acceptance.faults import FAULTS
 from tests.system import ROOT
 
 pytestmark = pytest.mark.slow
@@ -22,8 +22,8 @@ JOB_INVARIANTS = ("(a)", "(b)", "(c)", "(d)", "(f)")
 def test_bounded_run_injects_every_fault_recovers_and_violates_nothing(tmp_path):
     out = tmp_path / "faults"
     argv = [
-        sys.executable, "bench/faults.py", "--duration", "60", "--rate", "2", "--time-scale", "0.003",
-        "--sandbox", "bench_faults_ci", "--out", str(out),
+        sys.executable, "-m", "tests.acceptance.faults",
+        "--duration", "60", "--rate", "2", "--time-scale", "0.003", "--sandbox", "bench_faults_ci", "--out", str(out),
     ]  # fmt: skip
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1400)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]

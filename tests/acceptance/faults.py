@@ -3,7 +3,7 @@ the invariants over every accepted job.
 
 Run from the project root::
 
-    .venv/bin/python bench/faults.py --duration 1200 [--rate 2] [--time-scale 1/60] [--out DIR]
+    .venv/bin/python -m tests.acceptance.faults --duration 1200 [--rate 2] [--time-scale 1/60] [--out DIR]
 
 It starts the Procfile's processes (web, relay, ingress, llm worker, delivery worker,
 scheduler, notifier) in its own sandbox (``bench_faults``: database, vhost, Redis database 14)
@@ -14,7 +14,7 @@ invoices (bench/submissions.py) it injects each fault of :data:`FAULTS` in turn,
 acting as the process manager that restarts whatever died; after the load it waits a bounded
 drain and checks the invariants over every accepted job. It prints a verdict table, writes it
 as JSON and Markdown with a plot into ``--out``, and exits 1 on any violation (2 when the run
-could not be set up). What is real and what is scaled: bench/README.md.
+could not be set up). What is real and what is scaled: tests/acceptance/README.md.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(PROJECT_ROOT))
+import psycopg
 
-import psycopg  # noqa: E402
+from bench import harness, live_system, submissions
+from bench.tcp_proxy import ProxyThread
+from tests.acceptance import load
+from tests.system import FAST_CLOCKS
 
-from bench import harness, live_system, load, submissions  # noqa: E402
-from bench.tcp_proxy import ProxyThread  # noqa: E402
-from tests.system import FAST_CLOCKS  # noqa: E402
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 
 DEFAULT_SANDBOX = ("bench_faults", 14)
 # This script's own connections, which a PostgreSQL fault leaves alone: the suite watches the
@@ -1088,7 +1088,10 @@ def setup_endpoint(tenant: Any, erp_port: int) -> tuple[uuid.UUID, str]:
     return registration.endpoint.pk, tenant.slug
 
 
-def main(argv: list[str] | None = None) -> int:
+# --- the run: parse → set up → run → report ------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, required=True, help="seconds of load (faults spread over it)")
     parser.add_argument("--rate", type=float, default=2.0, help="submissions per second (default 2)")
@@ -1107,18 +1110,66 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.duration <= 0 or args.rate <= 0:
         parser.error("--duration and --rate must be positive")
+    return parser, args
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The faults to inject and when, the drain's bound, and where the run writes."""
+
+    faults: tuple[Fault, ...]
+    schedule: Schedule
+    drain_bound: float
+    settle: float
+    out: Path
+    log_dir: Path
+    media_root: Path
+
+
+def plan_run(args: argparse.Namespace) -> Plan:
+    """The run's plan, with its output directory made (its logs and media emptied)."""
     faults_run = tuple(f for f in FAULTS if args.only is None or f.name in args.only)
     schedule = plan_schedule(args.duration, args.time_scale, args.rounds, len(faults_run))
     drain_bound = args.drain if args.drain is not None else 60 + 2 * 3600 * args.time_scale
-    settle = 45.0
-
     out = (args.out or load.default_out("faults")).resolve()
     log_dir, media_root = out / "logs", out / "media"
     shutil.rmtree(log_dir, ignore_errors=True)
     shutil.rmtree(media_root, ignore_errors=True)
     log_dir.mkdir(parents=True)
     media_root.mkdir(parents=True)
+    return Plan(faults_run, schedule, drain_bound, 45.0, out, log_dir, media_root)
 
+
+@dataclass
+class Stage:
+    """The sandbox made ready: the proxies in front of RabbitMQ and Redis, the tenant, the
+    processes (not started yet), their sampler and the checker's connection; the supervisor and
+    the accepter once they exist. :meth:`close` stops whatever was started."""
+
+    sandbox: harness.Sandbox
+    broker_proxy: ProxyThread
+    redis_proxy: ProxyThread
+    common: dict[str, str]
+    tenant: Any
+    token: str
+    system: live_system.System
+    processes: live_system.ProcessPlan
+    sampler: live_system.Sampler
+    conn: psycopg.Connection[Any]
+    supervisor: Supervisor | None = None
+    accepter: submissions.OpenLoopAccepter | None = None
+
+    def close(self) -> None:
+        self.sampler.stop()
+        if self.accepter is not None:
+            self.accepter.stop()
+        self.system.stop_all()
+        self.broker_proxy.close()
+        self.redis_proxy.close()
+        self.conn.close()
+
+
+def set_up(parser: argparse.ArgumentParser, args: argparse.Namespace, plan: Plan) -> Stage:
     try:
         sandbox = live_system.sandbox_named(args.sandbox, args.redis_db)
     except ValueError as exc:
@@ -1142,154 +1193,228 @@ def main(argv: list[str] | None = None) -> int:
         "CAPACITY_PERMIT_TTL_SECONDS": "15",
         **delivery_clocks(args.time_scale),
     }
-    sandbox.set_up(media_root, app="bench", CHANNELS_REDIS_URL=f"redis://127.0.0.1:6379/{sandbox.redis_db}", **common)
+    sandbox.set_up(
+        plan.media_root, app="bench", CHANNELS_REDIS_URL=f"redis://127.0.0.1:6379/{sandbox.redis_db}", **common
+    )
     live_system.reset_sandbox(
         sandbox, extra_tables=(*live_system.EXTRA_TABLES, "erp_ledger", "erp_inbox", "erp_connections")
     )
     tenant, token = live_system.make_api_tenant("faults")
-    system = live_system.System(sandbox, log_dir=log_dir, media_root=media_root, **common, **proxied)
-    plan = live_system.ProcessPlan(web_workers=2, llm_concurrency=100, notifier=True)
+    system = live_system.System(sandbox, log_dir=plan.log_dir, media_root=plan.media_root, **common, **proxied)
+    processes = live_system.ProcessPlan(web_workers=2, llm_concurrency=100, notifier=True)
     sampler = live_system.Sampler(system)
     conn = psycopg.connect(sandbox.dsn(app="checker"), autocommit=True)
-    supervisor: Supervisor | None = None
-    accepter: submissions.OpenLoopAccepter | None = None
-    started = time.time()
-    try:
-        system.start_simulator(live_system.simulator_config(*MODEL_LATENCY, args.seed, **MODEL_FAULTS))
-        system.start_web(plan.web_workers)
-        erp_port = harness.free_loopback_port()
-        erp_argv = [
-            str(harness.VENV_BIN / "gunicorn"),
-            "config.wsgi",
-            "--workers",
-            "1",
-            "--threads",
-            "4",
-            "--bind",
-            f"127.0.0.1:{erp_port}",
-        ]
-        system.launch("erp", live_system.ProcessSpec("erp", erp_argv, {}, health_port=erp_port))
-        names = system.start_pipeline(plan)
-        system.wait_ready(["web", "erp", *names])
-        endpoint_id, erp_slug = setup_endpoint(tenant, erp_port)
-        supervisor = Supervisor(system, ["web", "erp", *names, "simulator"])
-        run = Run(
-            sandbox=sandbox,
-            system=system,
-            supervisor=supervisor,
-            sampler=sampler,
-            broker_proxy=broker_proxy,
-            redis_proxy=redis_proxy,
-            conn=conn,
-            tenant_id=tenant.pk,
-            tenant_slug=tenant.slug,
-            endpoint_id=endpoint_id,
-            erp_slug=erp_slug,
-            scale=args.time_scale,
-            hold=schedule.hold,
-            settle=settle,
-            env=system.env,
-        )
-        mix = submissions.DocumentMix(submissions.DEFAULT_MIX, seed=args.seed)
-        accepter = submissions.OpenLoopAccepter(
-            port=system.web_port,
-            token=token,
-            mix=mix,
-            offsets=submissions.Arrivals(args.rate, seed=args.seed).offsets(),
-        )
-        supervisor.start()
-        sampler.start()
-        t0 = time.time() + 0.5
-        accepter.start(t0)
-        print(
-            f"processes up; load {args.rate:g}/s; {schedule.rounds} round(s) of {len(faults_run)} faults, slot "
-            f"{schedule.slot:.1f} s, hold {schedule.hold:.1f} s, time scale {args.time_scale:.4g}",
-            flush=True,
-        )
-        time.sleep(schedule.warmup)
-        for round_ in range(1, schedule.rounds + 1):
-            for k, fault in enumerate(faults_run):
-                planned = t0 + schedule.warmup + ((round_ - 1) * len(faults_run) + k) * schedule.slot
-                if (wait := planned - time.time()) > 0:
-                    time.sleep(wait)
-                inj = inject(run, fault, round_)
-                print(
-                    f"  [{time.time() - t0:6.1f} s] {fault.name}: injected {inj.injected}, recovered in "
-                    f"{load.format_value(inj.time_to_recover)} s {inj.note}",
-                    flush=True,
-                )
-        if (tail := t0 + args.duration - time.time()) > 0:
-            time.sleep(tail)
-        time.sleep(5)  # a few more jobs after the last fault's recovery
-        accepter.stop()
-        accepter.join(grace=30)
-        load_ended = time.time()
-        print(f"load done: {len(accepter.submissions)} submitted; draining (≤ {drain_bound:g} s) ...", flush=True)
-        drained = live_system.wait_for_drain(
-            conn,
-            tenant.pk,
-            timeout=drain_bound,
-            also=lambda: webhooks_settled(run),
-        )
-        time.sleep(2)  # let the last samples see the drained state
-        look_again(run)
-        sampler.stop()
-        supervisor.stop()
-        accepted = [s for s in accepter.submissions if s.accepted]
-        checks = check_invariants(run, accepted, drained=drained, drain_bound=drain_bound)
-        faults = fault_rows(run, faults_run)
-        rows = live_system.job_rows(run.conn, tenant.pk)
-        simulator = {k: v for k, v in run.simulator_stats().items() if k not in ("calls_by_job", "recent_requests")}
-        proxies = {"broker": broker_proxy.stats(), "redis": redis_proxy.stats()}
-    except Exception:
-        print(f"the suite could not run to its end (logs in {log_dir}):", flush=True)
-        if supervisor is not None:
-            supervisor.stop()
-        raise
-    finally:
-        sampler.stop()
-        if accepter is not None:
-            accepter.stop()
-        system.stop_all()
-        broker_proxy.close()
-        redis_proxy.close()
-        conn.close()
+    return Stage(sandbox, broker_proxy, redis_proxy, common, tenant, token, system, processes, sampler, conn)
 
-    passed = all(c.holds for c in checks) and all(f["injected"] >= 1 and f["recovered"] for f in faults)
-    result: dict[str, Any] = {
-        "script": "bench/faults.py",
+
+def start_erp(system: live_system.System) -> int:
+    """The reference ERP in a gunicorn of its own; its port."""
+    erp_port = harness.free_loopback_port()
+    erp_argv = [
+        str(harness.VENV_BIN / "gunicorn"),
+        "config.wsgi",
+        "--workers",
+        "1",
+        "--threads",
+        "4",
+        "--bind",
+        f"127.0.0.1:{erp_port}",
+    ]
+    system.launch("erp", live_system.ProcessSpec("erp", erp_argv, {}, health_port=erp_port))
+    return erp_port
+
+
+def start_processes(stage: Stage, args: argparse.Namespace, plan: Plan) -> Run:
+    """The simulator, the web, the ERP and the pipeline up, the tenant's webhook endpoint
+    verified, and the supervisor made (not started yet)."""
+    system = stage.system
+    system.start_simulator(live_system.simulator_config(*MODEL_LATENCY, args.seed, **MODEL_FAULTS))
+    system.start_web(stage.processes.web_workers)
+    erp_port = start_erp(system)
+    names = system.start_pipeline(stage.processes)
+    system.wait_ready(["web", "erp", *names])
+    endpoint_id, erp_slug = setup_endpoint(stage.tenant, erp_port)
+    stage.supervisor = Supervisor(system, ["web", "erp", *names, "simulator"])
+    return Run(
+        sandbox=stage.sandbox,
+        system=system,
+        supervisor=stage.supervisor,
+        sampler=stage.sampler,
+        broker_proxy=stage.broker_proxy,
+        redis_proxy=stage.redis_proxy,
+        conn=stage.conn,
+        tenant_id=stage.tenant.pk,
+        tenant_slug=stage.tenant.slug,
+        endpoint_id=endpoint_id,
+        erp_slug=erp_slug,
+        scale=args.time_scale,
+        hold=plan.schedule.hold,
+        settle=plan.settle,
+        env=system.env,
+    )
+
+
+@dataclass(frozen=True)
+class Load:
+    mix: submissions.DocumentMix
+    accepter: submissions.OpenLoopAccepter
+    t0: float  # when the schedule's first submission was due
+
+
+def start_load(run: Run, stage: Stage, args: argparse.Namespace, plan: Plan) -> Load:
+    """The supervisor, the sampler and the open-loop load started."""
+    mix = submissions.DocumentMix(submissions.DEFAULT_MIX, seed=args.seed)
+    stage.accepter = accepter = submissions.OpenLoopAccepter(
+        port=stage.system.web_port,
+        token=stage.token,
+        mix=mix,
+        offsets=submissions.Arrivals(args.rate, seed=args.seed).offsets(),
+    )
+    run.supervisor.start()
+    run.sampler.start()
+    t0 = time.time() + 0.5
+    accepter.start(t0)
+    schedule = plan.schedule
+    print(
+        f"processes up; load {args.rate:g}/s; {schedule.rounds} round(s) of {len(plan.faults)} faults, slot "
+        f"{schedule.slot:.1f} s, hold {schedule.hold:.1f} s, time scale {args.time_scale:.4g}",
+        flush=True,
+    )
+    return Load(mix, accepter, t0)
+
+
+def inject_faults(run: Run, plan: Plan, t0: float) -> None:
+    """After the warm-up, every fault once per round, each at its slot or once the previous one
+    has recovered, whichever is later."""
+    schedule, faults_run = plan.schedule, plan.faults
+    time.sleep(schedule.warmup)
+    for round_ in range(1, schedule.rounds + 1):
+        for k, fault in enumerate(faults_run):
+            planned = t0 + schedule.warmup + ((round_ - 1) * len(faults_run) + k) * schedule.slot
+            if (wait := planned - time.time()) > 0:
+                time.sleep(wait)
+            inj = inject(run, fault, round_)
+            print(
+                f"  [{time.time() - t0:6.1f} s] {fault.name}: injected {inj.injected}, recovered in "
+                f"{load.format_value(inj.time_to_recover)} s {inj.note}",
+                flush=True,
+            )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the run found: the load's end, the drain, the invariants and the faults' rows."""
+
+    load_ended: float
+    drained: bool
+    checks: list[Check]
+    faults: list[dict[str, Any]]
+    rows: list[live_system.JobRow]
+    simulator: dict[str, Any]
+    proxies: dict[str, Any]
+
+
+def finish_and_check(run: Run, stage: Stage, args: argparse.Namespace, plan: Plan, loaded: Load) -> Outcome:
+    """End the load at the run's duration, drain it (bounded), stop the sampler and the
+    supervisor, and check the invariants over every accepted job."""
+    t0, accepter = loaded.t0, loaded.accepter
+    if (tail := t0 + args.duration - time.time()) > 0:
+        time.sleep(tail)
+    time.sleep(5)  # a few more jobs after the last fault's recovery
+    accepter.stop()
+    accepter.join(grace=30)
+    load_ended = time.time()
+    print(f"load done: {len(accepter.submissions)} submitted; draining (≤ {plan.drain_bound:g} s) ...", flush=True)
+    drained = live_system.wait_for_drain(
+        stage.conn,
+        stage.tenant.pk,
+        timeout=plan.drain_bound,
+        also=lambda: webhooks_settled(run),
+    )
+    time.sleep(2)  # let the last samples see the drained state
+    look_again(run)
+    run.sampler.stop()
+    run.supervisor.stop()
+    accepted = [s for s in accepter.submissions if s.accepted]
+    checks = check_invariants(run, accepted, drained=drained, drain_bound=plan.drain_bound)
+    faults = fault_rows(run, plan.faults)
+    rows = live_system.job_rows(run.conn, stage.tenant.pk)
+    simulator = {k: v for k, v in run.simulator_stats().items() if k not in ("calls_by_job", "recent_requests")}
+    proxies = {"broker": run.broker_proxy.stats(), "redis": run.redis_proxy.stats()}
+    return Outcome(load_ended, drained, checks, faults, rows, simulator, proxies)
+
+
+def fault_result(
+    args: argparse.Namespace,
+    argv: list[str] | None,
+    plan: Plan,
+    run: Run,
+    loaded: Load,
+    outcome: Outcome,
+    *,
+    passed: bool,
+    started: float,
+) -> dict[str, Any]:
+    """The verdict with everything behind it: faults.json's content."""
+    t0, accepter, supervisor, sampler = loaded.t0, loaded.accepter, run.supervisor, run.sampler
+    return {
+        "script": "tests/acceptance/faults.py",
         "argv": sys.argv[1:] if argv is None else argv,
         "verdict": "pass" if passed else "fail",
-        "faults": faults,
-        "invariants": [asdict(c) | {"holds": c.holds} for c in checks],
+        "faults": outcome.faults,
+        "invariants": [asdict(c) | {"holds": c.holds} for c in outcome.checks],
         "contract": {
             "arrivals": submissions.Arrivals(args.rate, seed=args.seed).describe(),
             "duration_s": args.duration,
-            "load_seconds": round(load_ended - t0, 1),
+            "load_seconds": round(outcome.load_ended - t0, 1),
             "time_scale": args.time_scale,
-            "schedule": asdict(schedule),
-            "drain_bound_s": drain_bound,
-            "drained": drained,
+            "schedule": asdict(plan.schedule),
+            "drain_bound_s": plan.drain_bound,
+            "drained": outcome.drained,
             "model": {
                 "latency_mean_seconds": MODEL_LATENCY[0],
                 "latency_p95_seconds": MODEL_LATENCY[1],
                 **MODEL_FAULTS,
             },
-            "mix": mix.describe(),
+            "mix": loaded.mix.describe(),
             "clocks": {**FAST_CLOCKS, **delivery_clocks(args.time_scale)},
             "outbox_lag_bound_s": OUTBOX_LAG_BOUND_SECONDS,
         },
-        "accept": load.accept_figures(accepter.submissions, load_ended - t0),
-        "jobs": load.job_figures(rows, accepter.submissions),
-        "simulator": simulator,
+        "accept": load.accept_figures(accepter.submissions, outcome.load_ended - t0),
+        "jobs": load.job_figures(outcome.rows, accepter.submissions),
+        "simulator": outcome.simulator,
         "deaths": [asdict(d) | {"log_tail": d.log_tail[-800:]} for d in supervisor.deaths],
         "restarts": dict(supervisor.restarts),
-        "proxies": proxies,
+        "proxies": outcome.proxies,
         "sampler_errors": dict(sampler.errors),
         "seconds": round(time.time() - started, 1),
         "series": load.series(sampler.ticks, accepter.submissions, t0),
     }
-    write_report(out, result, checks, faults, run, t0, load_ended)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, args = parse_args(argv)
+    plan = plan_run(args)
+    stage = set_up(parser, args, plan)
+    started = time.time()
+    try:
+        run = start_processes(stage, args, plan)
+        loaded = start_load(run, stage, args, plan)
+        inject_faults(run, plan, loaded.t0)
+        outcome = finish_and_check(run, stage, args, plan, loaded)
+    except Exception:
+        print(f"the suite could not run to its end (logs in {plan.log_dir}):", flush=True)
+        if stage.supervisor is not None:
+            stage.supervisor.stop()
+        raise
+    finally:
+        stage.close()
+
+    checks, faults = outcome.checks, outcome.faults
+    passed = all(c.holds for c in checks) and all(f["injected"] >= 1 and f["recovered"] for f in faults)
+    result = fault_result(args, argv, plan, run, loaded, outcome, passed=passed, started=started)
+    out = plan.out
+    write_report(out, result, checks, faults, run, loaded.t0, outcome.load_ended)
     print_table(faults, checks)
     print(
         f"\nverdict: {result['verdict'].upper()}; written: {out / 'report.md'}, {out / 'faults.json'}, {out / 'faults.png'}"
@@ -1311,7 +1436,7 @@ def write_report(
     lines = [
         f"# Fault-injection suite — {result['verdict'].upper()}",
         "",
-        f"`python bench/faults.py {' '.join(result['argv'])}`",
+        f"`python -m tests.acceptance.faults {' '.join(result['argv'])}`",
         "",
     ]
     lines += [
@@ -1372,7 +1497,7 @@ def write_report(
     load.plot(
         out / "faults.png",
         result["series"],
-        title=f"bench/faults.py — {result['verdict'].upper()}: {contract['arrivals']}, "
+        title=f"tests/acceptance/faults.py — {result['verdict'].upper()}: {contract['arrivals']}, "
         f"{contract['schedule']['rounds']} round(s), time scale {contract['time_scale']:.4g}",
         spans=spans,
         marks=[(load_ended - t0, "load ends")],

@@ -2,7 +2,7 @@
 product prints for an uploaded e-invoice (:mod:`extraction.einvoice.rendering`) and, as the
 ground truth, the ``invoice.v1`` answer the XML states, every evidence span exact.
 
-Run as a script to see a rendering: ``python bench/render_invoice_xml.py FILE.xml``.
+Run as a script to see a rendering: ``python eval/render_invoice_xml.py FILE.xml``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""bench/load.py end to end: a short open-loop run of the real processes writes its report,
-its figures and its plot, and the figures agree with what the model itself counted."""
+"""The load report (tests/acceptance/load.py) end to end: a short open-loop run of the real
+processes writes its report, its figures and its plot, and the figures agree with what the
+model itself counted."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ RATE, DURATION, SEED = 2.0, 10.0, 1
 def test_a_short_run_writes_the_report_json_and_plot(tmp_path):
     out = tmp_path / "load"
     argv = [
-        sys.executable, "bench/load.py", "--rate", str(RATE), "--duration", str(DURATION), "--seed", str(SEED),
+        sys.executable, "-m", "tests.acceptance.load",
+        "--rate", str(RATE), "--duration", str(DURATION), "--seed", str(SEED),
         "--warmup", "3", "--workers", "web=2", "--llm-concurrency", "20", "--drain", "60",
         "--sandbox", "bench_load_ci", "--out", str(out),
     ]  # fmt: skip

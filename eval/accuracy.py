@@ -1,8 +1,8 @@
 """Accuracy harness: the built-in extractor, a language model and the validation policy on real invoices.
 
-    .venv/bin/python bench/accuracy.py [--no-ocr] [--json PATH]
-    .venv/bin/python bench/accuracy.py --provider local --sample 20 [--no-ocr]
-    .venv/bin/python bench/accuracy.py --provider openai --base-url URL --model NAME --sample 20
+    .venv/bin/python eval/accuracy.py [--no-ocr] [--json PATH]
+    .venv/bin/python eval/accuracy.py --provider local --sample 20 [--no-ocr]
+    .venv/bin/python eval/accuracy.py --provider openai --base-url URL --model NAME --sample 20
         [--api-key-env VAR] [--structured-output DIALECT] [--answer-format invoice.v1|quotes]
         [--price-input-per-million USD] [--price-output-per-million USD]
 
@@ -18,7 +18,7 @@
 
 No database is needed: the policy runs as a pure function (``check_invoice``). Exit status 1 if
 a corruption was missed, 2 if the local model server does not answer. Method and how to read the
-report: bench/README.md.
+report: eval/README.md.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ harness.setup_django()
 
 from django.conf import settings  # noqa: E402
 
-from bench.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml  # noqa: E402
+from eval.render_invoice_xml import CREDIT_NOTE_CODES, render_invoice_xml  # noqa: E402
 from extraction.capacity.tokens import estimate_prompt_tokens  # noqa: E402
 from extraction.intake.text import (  # noqa: E402
     SOURCE_EINVOICE,
@@ -1428,7 +1428,11 @@ def build_provider(setup: dict[str, Any]) -> Any:
     )
 
 
-def main() -> int:
+# --- the run: parse → set up → run → report ---------------------------------------------------------
+
+
+def parse_args() -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The options, checked; ``--concurrency`` filled in from the provider when not given."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-ocr", action="store_true", help="skip the PNG (OCR) cases")
     parser.add_argument("--json", type=Path, help="the JSON's path (default: bench/results/accuracy-<UTC time>.json)")
@@ -1473,24 +1477,19 @@ def main() -> int:
         parser.error("--sample must be at least 1")
     if args.concurrency is None:
         args.concurrency = int(settings.LOCAL_MODEL["slots"]) if args.provider == "local" else 1
-    setup: dict[str, Any] | None = None
+    return parser, args
+
+
+def provider_setup(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The model's set-up (None: the built-in extractor alone); a wrong option ends the run here."""
     if args.provider == "local":
-        setup = local_setup()
-        problem = local_server_answers(setup["health_url"])
-        if problem:
-            print(
-                f"accuracy.py: the local model server does not answer GET {setup['health_url']} within 2 s "
-                f"({problem}).\nStart it with `.venv/bin/python manage.py local_model serve` (once installed by "
-                "`bin/setup --with-local-model`), or choose another --provider.",
-                file=sys.stderr,
-            )
-            return 2
-    elif args.provider == "openai":
+        return local_setup()
+    if args.provider == "openai":
         if not args.base_url or not args.model:
             parser.error("--provider openai needs --base-url and --model")
         if not os.environ.get(args.api_key_env):
             print(f"accuracy.py: {args.api_key_env} is not set; calling without an API key", file=sys.stderr)
-        setup = {
+        return {
             "provider": "openai",
             "base_url": args.base_url,
             "model": args.model,
@@ -1500,7 +1499,25 @@ def main() -> int:
             "token_limit_parameter": "max_completion_tokens",
             "sampling": None,
         }
-    started = time.monotonic()
+    return None
+
+
+def local_server_ready(setup: dict[str, Any]) -> bool:
+    """Whether the local model server answers its health check; if not, says how to start it."""
+    problem = local_server_answers(setup["health_url"])
+    if problem:
+        print(
+            f"accuracy.py: the local model server does not answer GET {setup['health_url']} within 2 s "
+            f"({problem}).\nStart it with `.venv/bin/python manage.py local_model serve` (once installed by "
+            "`bin/setup --with-local-model`), or choose another --provider.",
+            file=sys.stderr,
+        )
+        return False
+    return True
+
+
+def choose_documents(args: argparse.Namespace) -> tuple[list[Case], list[Case], dict[str, Any]]:
+    """Every case, the ones to answer (all, or the stratified sample) and the sample's description."""
     cases = collect_cases(ocr=not args.no_ocr)
     chosen = stratified_sample(cases, args.sample) if args.sample else cases
     documents_info = {
@@ -1509,83 +1526,128 @@ def main() -> int:
         "source_order": source_order({case.source for case in cases}),
         "cases": [{"case": case.name, "source": case.source} for case in chosen],
     }
+    return cases, chosen, documents_info
+
+
+def evaluate_builtin(
+    args: argparse.Namespace, cases: list[Case], chosen: list[Case], documents_info: dict[str, Any], started: float
+) -> tuple[dict[str, Any], Callable[[], None]]:
+    """The product's path and the built-in extractor alone, and the corruption test: the result
+    and what prints its report."""
+    texts = [case.load() for case in chosen]
+    structured = run_extraction(chosen, structured_first, documents=texts)
+    extraction = run_extraction(chosen, documents=texts)
+    corruption = run_corruption()
+    result = {
+        "policy_version": POLICY_VERSION,
+        "structured_first": structured,
+        "extraction": extraction,
+        "corruption": corruption,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    note = ""
+    if args.sample:
+        result["documents"] = documents_info
+        note = f"On the stratified sample of {len(chosen)} of the {len(cases)} documents (`--sample {args.sample}`)."
+    return result, lambda: print(markdown(extraction, corruption, note, structured))
+
+
+def answer_with_model(
+    provider: Any,
+    setup: dict[str, Any],
+    args: argparse.Namespace,
+    chosen: list[Case],
+    texts: list[DocumentText],
+    *,
+    max_output_tokens: int,
+    timeout_seconds: float,
+) -> dict[str, Any]:
+    """The model's answers to ``chosen``, scored and validated; the provider is closed after."""
+    try:
+        return run_extraction(
+            chosen,
+            ModelExtractor(
+                provider,
+                setup["model"],
+                max_output_tokens=max_output_tokens,
+                timeout_seconds=timeout_seconds,
+                answers_log=args.answers_log,
+            ),
+            documents=texts,
+            progress=setup["provider"],
+            concurrency=args.concurrency,
+        )
+    finally:
+        provider.close()
+
+
+def evaluate_beside_model(
+    args: argparse.Namespace,
+    setup: dict[str, Any],
+    cases: list[Case],
+    chosen: list[Case],
+    documents_info: dict[str, Any],
+    started: float,
+) -> tuple[dict[str, Any], Callable[[], None]]:
+    """The model and the built-in extractor on the same documents, the built-in extractor on the
+    whole corpus when a sample was taken, and the corruption test: the result and what prints
+    its report."""
+    provider = build_provider(setup)
+    model_max_tokens, model_timeout = 3000, 600
+    print(
+        f"accuracy.py: {setup['model']} ({setup['provider']}) on {len(chosen)} documents, "
+        f"{args.concurrency} at a time (a local model on two cores takes about a minute per document)",
+        file=sys.stderr,
+        flush=True,
+    )
+    texts = [case.load() for case in chosen]
+    builtin = run_extraction(chosen, documents=texts)
+    model = answer_with_model(
+        provider, setup, args, chosen, texts, max_output_tokens=model_max_tokens, timeout_seconds=model_timeout
+    )
+    whole = run_extraction(cases) if len(chosen) < len(cases) else None
+    corruption = run_corruption()
+    stats = model["model_calls"]
+    result = {
+        "policy_version": POLICY_VERSION,
+        "provider": {
+            **{k: v for k, v in setup.items() if k != "health_url"},
+            "max_output_tokens": model_max_tokens,
+            "timeout_seconds": model_timeout,
+        },
+        "prices": {
+            "input_per_million": args.price_input_per_million,
+            "output_per_million": args.price_output_per_million,
+            "cost_per_1000_documents_usd": cost_per_thousand(
+                stats, args.price_input_per_million, args.price_output_per_million
+            ),
+            "example_prices_per_million": list(EXAMPLE_PRICES),
+            "example_cost_per_1000_documents_usd": cost_per_thousand(stats, *EXAMPLE_PRICES),
+        },
+        "documents": documents_info,
+        "builtin": builtin,
+        "model": model,
+        "disagreements": compare(chosen, builtin, model),
+        "builtin_whole_corpus": whole,
+        "corruption": corruption,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    return result, lambda: print(markdown_side_by_side(result))
+
+
+def main() -> int:
+    parser, args = parse_args()
+    setup = provider_setup(parser, args)
+    if setup is not None and setup["provider"] == "local" and not local_server_ready(setup):
+        return 2
+    started = time.monotonic()
+    cases, chosen, documents_info = choose_documents(args)
     if setup is None:
-        texts = [case.load() for case in chosen]
-        structured = run_extraction(chosen, structured_first, documents=texts)
-        extraction = run_extraction(chosen, documents=texts)
-        corruption = run_corruption()
-        result = {
-            "policy_version": POLICY_VERSION,
-            "structured_first": structured,
-            "extraction": extraction,
-            "corruption": corruption,
-            "seconds": round(time.monotonic() - started, 1),
-        }
-        note = ""
-        if args.sample:
-            result["documents"] = documents_info
-            note = (
-                f"On the stratified sample of {len(chosen)} of the {len(cases)} documents (`--sample {args.sample}`)."
-            )
-        harness.publish_results(
-            "accuracy", lambda: print(markdown(extraction, corruption, note, structured)), result, json_path=args.json
-        )
+        result, report = evaluate_builtin(args, cases, chosen, documents_info, started)
     else:
-        provider = build_provider(setup)
-        model_max_tokens, model_timeout = 3000, 600
-        print(
-            f"accuracy.py: {setup['model']} ({setup['provider']}) on {len(chosen)} documents, "
-            f"{args.concurrency} at a time (a local model on two cores takes about a minute per document)",
-            file=sys.stderr,
-            flush=True,
-        )
-        texts = [case.load() for case in chosen]
-        builtin = run_extraction(chosen, documents=texts)
-        try:
-            model = run_extraction(
-                chosen,
-                ModelExtractor(
-                    provider,
-                    setup["model"],
-                    max_output_tokens=model_max_tokens,
-                    timeout_seconds=model_timeout,
-                    answers_log=args.answers_log,
-                ),
-                documents=texts,
-                progress=setup["provider"],
-                concurrency=args.concurrency,
-            )
-        finally:
-            provider.close()
-        whole = run_extraction(cases) if len(chosen) < len(cases) else None
-        corruption = run_corruption()
-        stats = model["model_calls"]
-        result = {
-            "policy_version": POLICY_VERSION,
-            "provider": {
-                **{k: v for k, v in setup.items() if k != "health_url"},
-                "max_output_tokens": model_max_tokens,
-                "timeout_seconds": model_timeout,
-            },
-            "prices": {
-                "input_per_million": args.price_input_per_million,
-                "output_per_million": args.price_output_per_million,
-                "cost_per_1000_documents_usd": cost_per_thousand(
-                    stats, args.price_input_per_million, args.price_output_per_million
-                ),
-                "example_prices_per_million": list(EXAMPLE_PRICES),
-                "example_cost_per_1000_documents_usd": cost_per_thousand(stats, *EXAMPLE_PRICES),
-            },
-            "documents": documents_info,
-            "builtin": builtin,
-            "model": model,
-            "disagreements": compare(chosen, builtin, model),
-            "builtin_whole_corpus": whole,
-            "corruption": corruption,
-            "seconds": round(time.monotonic() - started, 1),
-        }
-        harness.publish_results("accuracy", lambda: print(markdown_side_by_side(result)), result, json_path=args.json)
-    missed = sum(r["applied"] - r["caught"] for r in corruption["corruptions"].values())
+        result, report = evaluate_beside_model(args, setup, cases, chosen, documents_info, started)
+    harness.publish_results("accuracy", report, result, json_path=args.json)
+    missed = sum(r["applied"] - r["caught"] for r in result["corruption"]["corruptions"].values())
     return 1 if missed else 0
 
 

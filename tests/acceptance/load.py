@@ -2,18 +2,18 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/load.py --rate 5 --duration 300 [--burst 20:30@120 ...] [--out DIR]
+    .venv/bin/python -m tests.acceptance.load --rate 5 --duration 300 [--burst 20:30@120 ...] [--out DIR]
 
 It starts the Procfile's processes in its own sandbox (database, vhost and Redis database
 ``bench_load``/13) with the provider simulator as the model, submits real sample invoices
 through the HTTP API on an open-loop schedule (upload, then ``POST /api/v1/extraction-jobs``
 with an Idempotency-Key; each submission due at its intended time and timed from it), samples
 the pipeline every second, and writes the load contract it ran under with the figures: a
-Markdown report, the JSON and a PNG plot of the queue over time. Method: bench/README.md.
+Markdown report, the JSON and a PNG plot of the queue over time. Method: tests/acceptance/README.md.
 
 The load is bench/submissions.py's and the processes and their sampler bench/live_system.py's;
 this script holds the report: the figures, the phases, the per-second series and the plot, the
-limits in force and the Markdown, which the fault suite (bench/faults.py) reuses.
+limits in force and the Markdown, which the fault suite (tests/acceptance/faults.py) reuses.
 """
 
 from __future__ import annotations
@@ -28,18 +28,15 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(PROJECT_ROOT))
+import psycopg
 
-import psycopg  # noqa: E402
-
-from bench import harness  # noqa: E402
-from bench.live_system import (  # noqa: E402
+from bench import harness
+from bench.live_system import (
     DEAD_LETTER_QUEUES,
     TERMINAL,
     WORK_QUEUES,
@@ -56,7 +53,7 @@ from bench.live_system import (  # noqa: E402
     simulator_counts,
     wait_for_drain,
 )
-from bench.submissions import (  # noqa: E402
+from bench.submissions import (
     DEFAULT_MIX,
     Arrivals,
     Burst,
@@ -492,7 +489,7 @@ def default_out(script: str) -> Path:
     return harness.RESULTS_DIR / f"{script}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, required=True, help="base submissions per second")
     parser.add_argument(
@@ -521,7 +518,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rate <= 0 or args.duration <= 0:
         parser.error("--rate and --duration must be positive")
+    return parser, args
 
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run is made of: where it writes, the limits it overrides, its processes and its load."""
+
+    out: Path
+    log_dir: Path
+    media_root: Path
+    env: dict[str, str]
+    processes: ProcessPlan
+    arrivals: Arrivals
+    mix: DocumentMix
+
+
+def plan_run(args: argparse.Namespace) -> Plan:
+    """The run's plan, with its output directory made (its media emptied)."""
     out = (args.out or default_out("load")).resolve()
     log_dir, media_root = out / "logs", out / "media"
     shutil.rmtree(media_root, ignore_errors=True)
@@ -537,33 +551,79 @@ def main(argv: list[str] | None = None) -> int:
         )
         if value is not None
     }
-    plan = ProcessPlan.parse(args.workers, llm_concurrency=args.llm_concurrency)
-    arrivals = Arrivals(args.rate, tuple(args.burst), args.arrivals, args.seed)
-    mix = DocumentMix(args.mix, seed=args.seed)
+    return Plan(
+        out=out,
+        log_dir=log_dir,
+        media_root=media_root,
+        env=env,
+        processes=ProcessPlan.parse(args.workers, llm_concurrency=args.llm_concurrency),
+        arrivals=Arrivals(args.rate, tuple(args.burst), args.arrivals, args.seed),
+        mix=DocumentMix(args.mix, seed=args.seed),
+    )
 
+
+@dataclass(frozen=True)
+class Stage:
+    """The sandbox made ready: its tenant, the processes (not started yet), their sampler and a
+    connection to read the jobs."""
+
+    tenant: Any
+    token: str
+    system: System
+    sampler: Sampler
+    conn: psycopg.Connection[Any]
+
+
+def set_up(parser: argparse.ArgumentParser, args: argparse.Namespace, plan: Plan) -> Stage:
     try:
         sandbox = sandbox_named(args.sandbox, args.redis_db)
     except ValueError as exc:
         parser.error(str(exc))
     print(f"setting up {sandbox.database} ...", flush=True)
     os.environ["LOG_LEVEL"] = "WARNING"  # this process's own log lines (the processes log at INFO)
-    sandbox.set_up(media_root, app="bench", **env)
+    sandbox.set_up(plan.media_root, app="bench", **plan.env)
     reset_sandbox(sandbox)
     tenant, token = make_api_tenant("load")
-    system = System(sandbox, log_dir=log_dir, media_root=media_root, **env)
+    system = System(sandbox, log_dir=plan.log_dir, media_root=plan.media_root, **plan.env)
     sampler = Sampler(system)
     conn = psycopg.connect(sandbox.dsn(app="bench-reader"), autocommit=True)
+    return Stage(tenant=tenant, token=token, system=system, sampler=sampler, conn=conn)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the run saw: the submissions, the load's window, the drain and the jobs."""
+
+    accepter: OpenLoopAccepter
+    t0: float
+    load_ended: float
+    drained: bool
+    model_before: dict[str, Any]
+    model_after: dict[str, Any]
+    exited: dict[str, int | None]
+    rows: list[JobRow]
+    limits: dict[str, Any]
+
+
+def run_load(args: argparse.Namespace, plan: Plan, stage: Stage) -> Measured:
+    """Start the processes, warm them up, run the measured schedule and drain it; every process
+    is stopped at the end, whatever happened."""
+    system, sampler, conn = stage.system, stage.sampler, stage.conn
     try:
         system.start_simulator(simulator_config(args.latency_mean, args.latency_p95, args.seed))
-        system.start_web(plan.web_workers)
-        names = system.start_pipeline(plan)
+        system.start_web(plan.processes.web_workers)
+        names = system.start_pipeline(plan.processes)
         system.wait_ready(["web", *names])
         if args.warmup > 0:
             print(f"processes up; warming up for {args.warmup:g} s ...", flush=True)
             warm_up(system, conn, args, mix_seed=args.seed + 1)
-        print(f"{arrivals.describe()} for {args.duration:g} s ...", flush=True)
+        print(f"{plan.arrivals.describe()} for {args.duration:g} s ...", flush=True)
         accepter = OpenLoopAccepter(
-            port=system.web_port, token=token, mix=mix, offsets=arrivals.offsets(args.duration), schema=args.schema
+            port=system.web_port,
+            token=stage.token,
+            mix=plan.mix,
+            offsets=plan.arrivals.offsets(args.duration),
+            schema=args.schema,
         )
         gc.collect()
         gc.freeze()  # Django's objects out of the collector: a full collection would stall every open request
@@ -574,17 +634,33 @@ def main(argv: list[str] | None = None) -> int:
         accepter.join(grace=30)
         load_ended = time.time()
         print(f"load done: {len(accepter.submissions)} submitted; draining (≤ {args.drain:g} s) ...", flush=True)
-        drained = wait_for_drain(conn, tenant.pk, timeout=args.drain)
+        drained = wait_for_drain(conn, stage.tenant.pk, timeout=args.drain)
         model_after = simulator_counts(system)
         sampler.stop()
         exited = {name: proc.returncode for name, proc in system.procs.items() if proc.poll() is not None}
-        rows = job_rows(conn, tenant.pk)
-        limits = in_force(system, plan)
+        return Measured(
+            accepter=accepter,
+            t0=t0,
+            load_ended=load_ended,
+            drained=drained,
+            model_before=model_before,
+            model_after=model_after,
+            exited=exited,
+            rows=job_rows(conn, stage.tenant.pk),
+            limits=in_force(system, plan.processes),
+        )
     finally:
         sampler.stop()
         system.stop_all()
         conn.close()
 
+
+def load_result(
+    args: argparse.Namespace, argv: list[str] | None, plan: Plan, sampler: Sampler, measured: Measured
+) -> dict[str, Any]:
+    """The load contract the run was under and every figure it measured."""
+    arrivals, mix, accepter, t0 = plan.arrivals, plan.mix, measured.accepter, measured.t0
+    model_before, model_after = measured.model_before, measured.model_after
     window = sampler.stopped_at - sampler.started_at
     contract = {
         "arrivals": arrivals.describe(),
@@ -596,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_in_flight": accepter.max_in_flight,
         "mix": mix.describe(),
         "model": {"latency_mean_seconds": args.latency_mean, "latency_p95_seconds": args.latency_p95},
-        "in_force": limits,
+        "in_force": measured.limits,
         "notes": [
             f"Before the measured schedule, {args.warmup:g} s of the same load by another tenant (threads, "
             "connections and caches warm), drained and not counted."
@@ -606,33 +682,38 @@ def main(argv: list[str] | None = None) -> int:
             "server and notifier are not run (no clients), nor the local model (the simulator stands in).",
         ],
     }
-    result: dict[str, Any] = {
-        "script": "bench/load.py",
+    return {
+        "script": "tests/acceptance/load.py",
         "argv": sys.argv[1:] if argv is None else argv,
         "contract": contract,
         "machine": harness.machine(),
-        "drained": drained,
-        "exited_processes": exited,
+        "drained": measured.drained,
+        "exited_processes": measured.exited,
         "accept": accept_figures(accepter.submissions, args.duration),
-        "jobs": job_figures(rows, accepter.submissions),
-        "phases": phase_figures(arrivals, args.duration, t0, accepter.submissions, rows),
+        "jobs": job_figures(measured.rows, accepter.submissions),
+        "phases": phase_figures(arrivals, args.duration, t0, accepter.submissions, measured.rows),
         "queue": queue_summary(sampler.ticks, t0),
         "resources": sampler.meter.report(window),
         "window_seconds": round(window, 1),
-        "load_seconds": round(load_ended - t0, 1),
+        "load_seconds": round(measured.load_ended - t0, 1),
         "load_average_end": [round(v, 2) for v in os.getloadavg()],
         "sampler_errors": dict(sampler.errors),
         # What the model itself counted over the measured window (the warm-up was drained before).
         "model_side": {key: model_after[key] - model_before[key] for key in model_after},
         "series": series(sampler.ticks, accepter.submissions, t0),
     }
+
+
+def write_load_report(args: argparse.Namespace, plan: Plan, result: dict[str, Any], measured: Measured) -> None:
+    """report.md, load.json and load.png into the run's directory; the report printed too."""
+    out, log_dir = plan.out, plan.log_dir
     lines = [f"# Load report — {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}", ""]
-    lines += [f"`python bench/load.py {' '.join(result['argv'])}`", ""]
-    lines += contract_lines(contract) + [""] + results_lines(result)
-    if not drained:
+    lines += [f"`python -m tests.acceptance.load {' '.join(result['argv'])}`", ""]
+    lines += contract_lines(result["contract"]) + [""] + results_lines(result)
+    if not measured.drained:
         lines += ["", f"**Not drained** within {args.drain:g} s after the load: see the not-terminal count above."]
-    if exited:
-        lines += ["", f"**Processes that exited during the run**: {exited} (logs in `{log_dir}`)."]
+    if measured.exited:
+        lines += ["", f"**Processes that exited during the run**: {measured.exited} (logs in `{log_dir}`)."]
     lines += ["", "![queue over time](load.png)", ""]
     text = "\n".join(lines) + "\n"
     (out / "report.md").write_text(text)
@@ -640,13 +721,22 @@ def main(argv: list[str] | None = None) -> int:
     plot(
         out / "load.png",
         result["series"],
-        title=f"bench/load.py — {arrivals.describe()}, {args.duration:g} s",
+        title=f"tests/acceptance/load.py — {plan.arrivals.describe()}, {args.duration:g} s",
         spans=[(b.offset, b.offset + b.seconds, f"burst {b.rate:g}/s") for b in args.burst],
-        marks=[(load_ended - t0, "load ends")],
+        marks=[(measured.load_ended - measured.t0, "load ends")],
     )
     sys.stdout.write(text)
     print(f"written: {out / 'report.md'}, {out / 'load.json'}, {out / 'load.png'}; logs in {log_dir}", flush=True)
-    return 0 if not exited else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, args = parse_args(argv)
+    plan = plan_run(args)
+    stage = set_up(parser, args, plan)
+    measured = run_load(args, plan, stage)
+    result = load_result(args, argv, plan, stage.sampler, measured)
+    write_load_report(args, plan, result, measured)
+    return 0 if not measured.exited else 1
 
 
 if __name__ == "__main__":
