@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from accounts.models import ApiToken, Membership, Tenant, TenantUsage
 
@@ -39,6 +40,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ["prefix", "token_hash", "created_at", "last_used_at"]
     exclude = []
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         # Tokens are issued with create_api_token, which shows the secret once.
         return False

@@ -8,6 +8,7 @@ import time
 
 from django.conf import settings
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from accounts.models import ApiToken, Membership, Principal, hash_token
 
@@ -41,7 +42,7 @@ def _lookup(raw: str, *, now: float | None = None) -> ApiToken | None:
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[Principal, ApiToken] | None:
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
@@ -57,14 +58,14 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         token.touch()
         return Principal(tenant=token.tenant, role=token.role, token_id=token.pk), token
 
-    def authenticate_header(self, request) -> str:
+    def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="api"'
 
 
 class TenantSessionAuthentication(authentication.SessionAuthentication):
     """The logged-in browser user, seen through their tenant membership (CSRF enforced)."""
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[Principal, None] | None:
         result = super().authenticate(request)
         if result is None:
             return None

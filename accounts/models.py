@@ -7,11 +7,16 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, models
 from django.db.models import Q
 from django.utils import timezone
+
+from config.sql import load_statements
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
 def default_max_pending_jobs() -> int:
@@ -166,13 +171,6 @@ def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-_ACTIVE_TOKEN_SQL = """
-SELECT k.id, k.tenant_id, k.role, k.last_used_at, t.slug, t.name
-  FROM accounts_apitoken k JOIN accounts_tenant t ON t.id = k.tenant_id
- WHERE k.token_hash = %s AND k.revoked_at IS NULL
-"""
-
-
 class ApiTokenQuerySet(models.QuerySet):
     def active(self) -> ApiTokenQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -183,7 +181,7 @@ class ApiTokenQuerySet(models.QuerySet):
         Every API request runs this, so it is plain SQL, without the ORM's query compilation.
         The tenant's other columns load on first access."""
         with connection.cursor() as cursor:
-            cursor.execute(_ACTIVE_TOKEN_SQL, [hash_token(raw)])
+            cursor.execute(SQL["find_active_token"], {"hash": hash_token(raw)})
             row = cursor.fetchone()
         if row is None:
             return None

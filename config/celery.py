@@ -50,6 +50,7 @@ def _flush_traces(**_kwargs: Any) -> None:
 
 from celery import bootsteps  # noqa: E402
 from celery.worker.consumer import Consumer  # noqa: E402
+from kombu import Connection, Message  # noqa: E402
 
 # The consumer's event loop beats this often; liveness fails when it has not for CONSUMER_LOOP_BOUND.
 CONSUMER_LOOP_BEAT_SECONDS = 5.0
@@ -94,14 +95,14 @@ class DeadLetteringConsumer(Consumer):
             "config.celery:ConsumerLoopBeat",
         ]
 
-    def ensure_connected(self, conn):  # Celery hook: blocks, retrying, until a node answers
+    def ensure_connected(self, conn: Connection) -> Connection:  # Celery hook: blocks, retrying, until a node answers
         # Waiting for the broker is the loop's work while the broker is away, not a stuck loop.
         with probes.beating(
             "consumer", every_seconds=CONSUMER_LOOP_BEAT_SECONDS, bound_seconds=CONSUMER_LOOP_BOUND_SECONDS
         ):
             return super().ensure_connected(conn)
 
-    def on_decode_error(self, message, exc):  # Celery hook
+    def on_decode_error(self, message: Message, exc: Exception) -> None:  # Celery hook
         import logging
 
         logging.getLogger("extraction.ingress").error(

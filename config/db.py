@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, Self
 
 import psycopg
@@ -85,3 +86,11 @@ def database_conninfo(**extra: str) -> str:
         **extra,
     }
     return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v not in (None, "")})
+
+
+def database_now() -> datetime:
+    """The database's clock, ``now()``: the start of the current transaction, so it agrees with
+    every ``now()`` the transaction's statements write (time is the database's, not the host's)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT now()")
+        return cursor.fetchone()[0]

@@ -48,7 +48,7 @@ def parse_outbox_event(event: Any, *, event_types: Collection[str]) -> tuple[uui
 
 
 def outbox_event(
-    logger: logging.Logger, task_id: str, event: Any, *, event_types: Collection[str]
+    logger: logging.Logger, task_id: str | None, event: Any, *, event_types: Collection[str]
 ) -> tuple[uuid.UUID, dict[str, Any]]:
     """The (event id, payload) of a well-formed outbox event message, or a Reject: a malformed
     envelope (parse_outbox_event), or a task id other than the event id (the id is the message

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any
+
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler
+from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import DataAndFiles, JSONParser, MultiPartParser
 
 from config.problems import Problem
+
+if TYPE_CHECKING:  # a name of django-stubs only: QueryDict(mutable=False)
+    from django.http.request import _ImmutableQueryDict
 
 
 def body_too_large(limit: int) -> Problem:
@@ -21,8 +28,11 @@ def body_too_large(limit: int) -> Problem:
 
 
 class BoundedJSONParser(JSONParser):
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         limit = settings.API_MAX_JSON_BODY_BYTES
+        assert parser_context is not None  # DRF's Request always passes its parser context
         request = parser_context["request"]
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
         if declared > limit:
@@ -39,17 +49,20 @@ class DocumentSizeLimitHandler(FileUploadHandler):
     """Counts uploaded bytes as they arrive and stops at the document size limit, so an
     oversized upload without a Content-Length is refused without being stored."""
 
-    def receive_data_chunk(self, raw_data, start):
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
         if start + len(raw_data) > settings.DOCUMENT_MAX_BYTES:
             raise body_too_large(settings.DOCUMENT_MAX_BYTES)
         return raw_data
 
-    def file_complete(self, file_size):
+    def file_complete(self, file_size: int) -> None:
         return None
 
 
 class BoundedMultiPartParser(MultiPartParser):
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> DataAndFiles[_ImmutableQueryDict, MultiValueDict]:
+        assert parser_context is not None  # DRF's Request always passes its parser context
         request = parser_context["request"]
         limit = settings.DOCUMENT_MAX_BYTES
         # Multipart framing adds a little; anything declared beyond that cannot fit.

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 from django.utils.encoding import escape_uri_path
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -123,7 +123,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     return response
 
 
-def _django_problem(request, status_code: int, slug: str, title: str, detail: str) -> JsonResponse:
+def _django_problem(request: HttpRequest, status_code: int, slug: str, title: str, detail: str) -> JsonResponse:
     return JsonResponse(
         problem_body(slug=slug, title=title, status_code=status_code, detail=detail, instance=request.path),
         status=status_code,
@@ -131,19 +131,19 @@ def _django_problem(request, status_code: int, slug: str, title: str, detail: st
     )
 
 
-def handler400(request, exception=None):  # noqa: ARG001
+def handler400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:  # noqa: ARG001
     return _django_problem(request, 400, "bad-request", "Bad request", "The request could not be understood.")
 
 
-def handler403(request, exception=None):  # noqa: ARG001
+def handler403(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:  # noqa: ARG001
     return _django_problem(request, 403, "permission-denied", "Permission denied", "You may not do this.")
 
 
-def handler404(request, exception=None):  # noqa: ARG001
+def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:  # noqa: ARG001
     return _django_problem(request, 404, "not-found", "Not found", "No such resource.")
 
 
-def handler500(request):
+def handler500(request: HttpRequest) -> JsonResponse:
     return _django_problem(
         request,
         500,

@@ -35,6 +35,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Q
 from django.db.models.functions import Now
 from opentelemetry.trace import SpanKind
@@ -44,8 +45,8 @@ from config.backoff import full_jitter, parse_retry_after
 from config.sql import load_statements
 from delivery import egress, signing
 from delivery.models import (
-    AttemptOutcome,
     CircuitState,
+    DeliveryAttemptOutcome,
     DeliveryState,
     EndpointStatus,
     WebhookSecret,
@@ -177,7 +178,7 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | NotClaimed:
         )
         (attempt,) = cursor.fetchone()
         cursor.execute(
-            SQL["insert_attempt"], {"id": delivery_id, "number": attempt, "in_flight": AttemptOutcome.IN_FLIGHT}
+            SQL["insert_attempt"], {"id": delivery_id, "number": attempt, "in_flight": DeliveryAttemptOutcome.IN_FLIGHT}
         )
         keys = signing_keys(endpoint_id)
     return ClaimedDelivery(
@@ -198,7 +199,7 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | NotClaimed:
 
 
 def _held(
-    cursor,
+    cursor: CursorWrapper,
     delivery_id: uuid.UUID,
     endpoint_id: uuid.UUID,
     due_at: datetime,
@@ -239,7 +240,7 @@ def _held(
 
 @dataclass(frozen=True)
 class Outcome:
-    outcome: str  # an AttemptOutcome value
+    outcome: str  # an DeliveryAttemptOutcome value
     http_status: int | None = None
     retry_after: float | None = None
     snippet: str = ""
@@ -248,7 +249,7 @@ class Outcome:
 
     @property
     def delivered(self) -> bool:
-        return self.outcome == AttemptOutcome.DELIVERED
+        return self.outcome == DeliveryAttemptOutcome.DELIVERED
 
     @property
     def gone(self) -> bool:
@@ -270,7 +271,9 @@ class Outcome:
 def classify(response: egress.EgressResponse) -> Outcome:
     snippet = response.body[:SNIPPET_CHARS].decode("utf-8", errors="replace")
     if 200 <= response.status < 300:
-        return Outcome(AttemptOutcome.DELIVERED, response.status, snippet=snippet, elapsed_ms=response.elapsed_ms)
+        return Outcome(
+            DeliveryAttemptOutcome.DELIVERED, response.status, snippet=snippet, elapsed_ms=response.elapsed_ms
+        )
     retry_after = None
     if response.status in (429, 503):
         retry_after = parse_retry_after(response.headers.get("retry-after"))
@@ -280,7 +283,7 @@ def classify(response: egress.EgressResponse) -> Outcome:
     if 300 <= response.status < 400:
         error += f" redirect to {response.headers.get('location', '?')[:200]!r} not followed"
     return Outcome(
-        AttemptOutcome.HTTP_ERROR,
+        DeliveryAttemptOutcome.HTTP_ERROR,
         response.status,
         retry_after=retry_after,
         snippet=snippet,
@@ -296,7 +299,7 @@ def send(claim: ClaimedDelivery) -> Outcome:
         target = egress.vet_url(claim.url)
     except egress.EgressRefused as exc:
         logger.warning("webhook egress refused", extra={**claim.log_extra(), "reason": str(exc)[:300]})
-        return Outcome(AttemptOutcome.EGRESS_REFUSED, error=f"egress refused: {exc}"[:1000])
+        return Outcome(DeliveryAttemptOutcome.EGRESS_REFUSED, error=f"egress refused: {exc}"[:1000])
     headers = signing.signed_headers(
         claim.keys, webhook_id=str(claim.delivery_id), timestamp=claim.timestamp, body=claim.body
     )
@@ -311,9 +314,9 @@ def send(claim: ClaimedDelivery) -> Outcome:
             max_response_bytes=settings.WEBHOOK_MAX_RESPONSE_BYTES,
         )
     except egress.EgressTimeout as exc:
-        return Outcome(AttemptOutcome.TIMEOUT, error=str(exc)[:1000])
+        return Outcome(DeliveryAttemptOutcome.TIMEOUT, error=str(exc)[:1000])
     except egress.EgressConnectionError as exc:
-        return Outcome(AttemptOutcome.CONNECTION_ERROR, error=str(exc)[:1000])
+        return Outcome(DeliveryAttemptOutcome.CONNECTION_ERROR, error=str(exc)[:1000])
     return classify(response)
 
 
@@ -369,7 +372,7 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
     return Recorded(state.value)
 
 
-def _record_endpoint_health(cursor, claim: ClaimedDelivery, outcome: Outcome) -> EndpointStatus:
+def _record_endpoint_health(cursor: CursorWrapper, claim: ClaimedDelivery, outcome: Outcome) -> EndpointStatus:
     if outcome.delivered:
         cursor.execute(
             SQL["endpoint_delivered"],

@@ -4,7 +4,7 @@
 --
 -- States and statuses are parameters, from the enums of delivery/models.py: %(pending)s is
 -- DeliveryState.PENDING, %(active)s EndpointStatus.ACTIVE, %(half_open)s
--- CircuitState.HALF_OPEN, %(in_flight)s AttemptOutcome.IN_FLIGHT, and so on. Django's cursors
+-- CircuitState.HALF_OPEN, %(in_flight)s DeliveryAttemptOutcome.IN_FLIGHT, and so on. Django's cursors
 -- bind on the client, so PostgreSQL plans each statement with the states as constants and
 -- the partial indexes (delivery_due_idx, delivery_endpoint_due_idx, delivery_sending_idx,
 -- endpoint_tenant_live_idx) still match. Nothing here is prepared: a statement that ever is

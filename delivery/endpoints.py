@@ -11,9 +11,11 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
+from django.db.models.functions import Now
 
 from accounts.models import Tenant
 from delivery import egress, fan_out, scheduling, signing
@@ -104,21 +106,17 @@ def rotate_secret(endpoint: WebhookEndpoint) -> tuple[IssuedSecret, str | None]:
     for ``WEBHOOK_SECRET_ROTATION_WINDOW_SECONDS``; a key rotated out earlier stops now, so
     at most two keys sign. Returns the new secret and the previous key id."""
     window = settings.WEBHOOK_SECRET_ROTATION_WINDOW_SECONDS
-    with transaction.atomic(), connection.cursor() as cursor:
+    secrets = WebhookSecret.objects.filter(endpoint_id=endpoint.pk)
+    with transaction.atomic():
         # Serialize rotations of one endpoint: the partial unique index would refuse the loser anyway.
         WebhookEndpoint.objects.select_for_update().filter(pk=endpoint.pk).exists()
-        cursor.execute(
-            "UPDATE webhook_secrets SET expires_at = now() WHERE endpoint_id = %s AND expires_at > now()", [endpoint.pk]
-        )
-        cursor.execute(
-            "UPDATE webhook_secrets SET expires_at = now() + make_interval(secs => %s) "
-            "WHERE endpoint_id = %s AND expires_at IS NULL RETURNING key_id",
-            [window, endpoint.pk],
-        )
-        row = cursor.fetchone()
+        secrets.filter(expires_at__gt=Now()).update(expires_at=Now())  # rotated out earlier: stops now
+        current = secrets.filter(expires_at__isnull=True)
+        previous_key_id = current.values_list("key_id", flat=True).first()
+        current.update(expires_at=Now() + timedelta(seconds=window))
         secret = _add_secret(endpoint.pk)
     logger.info("webhook secret rotated", extra={"endpoint_id": str(endpoint.pk), "key_id": secret.key_id})
-    return secret, (row[0] if row else None)
+    return secret, previous_key_id
 
 
 def disable_endpoint(endpoint: WebhookEndpoint, *, reason: str) -> bool:

@@ -20,8 +20,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from config import tracing
+from config.db import database_now
 from config.sql import load_statements
 from delivery import signing
 from delivery.models import (
@@ -29,6 +31,8 @@ from delivery.models import (
     WEBHOOK_TYPES,
     DeliveryState,
     EndpointStatus,
+    WebhookEndpoint,
+    WebhookEvent,
     delivery_id_for,
 )
 from extraction.api.serializers import result_body
@@ -106,8 +110,7 @@ def _fan_out(event_id: uuid.UUID) -> FanOut:
             return FanOut(FanOutResult.NOT_A_WEBHOOK_EVENT)
         tracing.annotate({"extraction.job_id": str(outbox.job_id)})
         with connection.cursor() as cursor:
-            cursor.execute(SQL["webhook_event_exists"], {"event": event_id})
-            if cursor.fetchone() is None:
+            if not WebhookEvent.objects.filter(pk=event_id).exists():
                 body = signing.serialize_body(event_body(outbox, webhook_type)).decode()
                 cursor.execute(
                     SQL["insert_webhook_event"],
@@ -126,7 +129,7 @@ def _fan_out(event_id: uuid.UUID) -> FanOut:
 
 
 def insert_deliveries(
-    cursor,
+    cursor: CursorWrapper,
     *,
     event_id: uuid.UUID,
     tenant_id: uuid.UUID,
@@ -139,11 +142,8 @@ def insert_deliveries(
     that has one already gets none. On the caller's cursor, in its transaction; returns the
     ids created."""
     if endpoint_ids is None:
-        cursor.execute(
-            SQL["subscribed_endpoints"],
-            {"tenant": tenant_id, "type": webhook_type, "disabled": EndpointStatus.DISABLED},
-        )
-        endpoint_ids = [row[0] for row in cursor.fetchall()]
+        subscribed = WebhookEndpoint.objects.filter(tenant_id=tenant_id, event_types__contains=[webhook_type])
+        endpoint_ids = list(subscribed.exclude(status=EndpointStatus.DISABLED).values_list("id", flat=True))
     created = []
     for endpoint_id in endpoint_ids:
         cursor.execute(
@@ -174,18 +174,11 @@ def create_verification_delivery(*, endpoint_id: uuid.UUID, tenant_id: uuid.UUID
         "timestamp": None,
         "data": {"endpoint_id": str(endpoint_id), "challenge": uuid.uuid4().hex},
     }
+    body["timestamp"] = _iso(database_now())
+    WebhookEvent.objects.create(
+        event_id=event_id, tenant_id=tenant_id, event_type=VERIFICATION_TYPE, body=signing.serialize_body(body).decode()
+    )
     with connection.cursor() as cursor:
-        cursor.execute(SQL["database_now"])
-        body["timestamp"] = _iso(cursor.fetchone()[0])
-        cursor.execute(
-            SQL["insert_verification_event"],
-            {
-                "event": event_id,
-                "tenant": tenant_id,
-                "type": VERIFICATION_TYPE,
-                "body": signing.serialize_body(body).decode(),
-            },
-        )
         (delivery_id,) = insert_deliveries(
             cursor,
             event_id=event_id,

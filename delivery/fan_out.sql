@@ -5,27 +5,11 @@
 -- (which says why not SQL functions).
 
 
--- name: webhook_event_exists
-SELECT 1 FROM webhook_events WHERE event_id = %(event)s
-
-
 -- name: insert_webhook_event
 -- The event's body, serialized once; a second fan-out of the event keeps the first one's bytes.
 INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at)
 VALUES (%(event)s, %(tenant)s, %(type)s, %(job)s, %(body)s, now())
 ON CONFLICT (event_id) DO NOTHING
-
-
--- name: insert_verification_event
--- A verification event is new every time (a fresh event id): no conflict to absorb.
-INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at)
-VALUES (%(event)s, %(tenant)s, %(type)s, NULL, %(body)s, now())
-
-
--- name: subscribed_endpoints
--- The tenant's endpoints that take this type and are not disabled (endpoint_tenant_live_idx).
-SELECT id FROM webhook_endpoints
- WHERE tenant_id = %(tenant)s AND status <> %(disabled)s AND %(type)s = ANY(event_types)
 
 
 -- name: insert_delivery
@@ -38,7 +22,3 @@ VALUES (%(id)s, %(event)s, %(endpoint)s, %(tenant)s, %(type)s, %(verification)s,
         0, %(max_attempts)s, now(), '', '', now(), now())
 ON CONFLICT (event_id, endpoint_id) DO NOTHING
 RETURNING id
-
-
--- name: database_now
-SELECT now()

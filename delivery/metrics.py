@@ -17,7 +17,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
 from config.metrics import bounded_count, exact_count_cap
 from config.sql import load_statements
-from delivery.models import AttemptOutcome, CircuitState, DeliveryState, EndpointStatus
+from delivery.models import CircuitState, DeliveryAttemptOutcome, DeliveryState, EndpointStatus
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
@@ -123,7 +123,7 @@ def _recent_attempts(cursor: CursorWrapper) -> Metric:
         {
             "limit": exact_count_cap(),
             "window": RECENT_ATTEMPTS_WINDOW_SECONDS,
-            "in_flight": AttemptOutcome.IN_FLIGHT.value,
+            "in_flight": DeliveryAttemptOutcome.IN_FLIGHT.value,
         },
     )
     for http_status, count in cursor.fetchall():

@@ -201,7 +201,7 @@ class Delivery(models.Model):
         return f"{self.event_type} → {self.endpoint_id} ({self.state})"
 
 
-class AttemptOutcome(models.TextChoices):
+class DeliveryAttemptOutcome(models.TextChoices):
     IN_FLIGHT = "in_flight"
     DELIVERED = "delivered"
     HTTP_ERROR = "http_error"  # an answer other than 2xx (3xx included: never followed)
@@ -217,7 +217,9 @@ class DeliveryAttempt(models.Model):
     number = models.PositiveIntegerField()
     started_at = models.DateTimeField(db_default=Now())
     ended_at = models.DateTimeField(null=True, blank=True)
-    outcome = models.CharField(max_length=24, choices=AttemptOutcome.choices, default=AttemptOutcome.IN_FLIGHT)
+    outcome = models.CharField(
+        max_length=24, choices=DeliveryAttemptOutcome.choices, default=DeliveryAttemptOutcome.IN_FLIGHT
+    )
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     retry_after_seconds = models.FloatField(null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -229,6 +231,6 @@ class DeliveryAttempt(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["delivery", "number"], name="delivery_attempt_unique_number"),
             models.CheckConstraint(
-                condition=Q(outcome__in=AttemptOutcome.values), name="delivery_attempt_outcome_valid"
+                condition=Q(outcome__in=DeliveryAttemptOutcome.values), name="delivery_attempt_outcome_valid"
             ),
         ]

@@ -14,7 +14,7 @@ from kombu import Connection
 
 from config.sql import load_statements
 from delivery import scheduling
-from delivery.models import AttemptOutcome, DeliveryState, EndpointStatus
+from delivery.models import Delivery, DeliveryAttemptOutcome, DeliveryState, EndpointStatus
 from extraction.events import EventType
 from extraction.operations.audit import Action, Finding
 from extraction.operations.slo import FRACTIONS, Percentiles, ReportSection, SloWindow
@@ -30,7 +30,7 @@ def erp_delivery_latency(cursor: CursorWrapper, window: SloWindow) -> ReportSect
         SQL["erp_delivery_latency"],
         {
             "terminal_events": [EventType.COMPLETED, EventType.DEAD_LETTERED],
-            "delivered": AttemptOutcome.DELIVERED,
+            "delivered": DeliveryAttemptOutcome.DELIVERED,
             "fractions": list(FRACTIONS),
         },
     )
@@ -74,9 +74,7 @@ def overdue_deliveries(*, repair: bool, broker: Connection | None = None) -> Fin
     detail = f"pending more than {settings.AUDIT_DELIVERY_LAG_SECONDS:g} s past due with a sendable endpoint"
     if not repair:
         return Finding(kind, len(ids), examples, Action.REPORTED, detail=detail)
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["unhint_overdue_deliveries"], {"ids": ids, "pending": DeliveryState.PENDING})
-        woken = cursor.rowcount
+    woken = Delivery.objects.filter(pk__in=ids, state=DeliveryState.PENDING).update(hinted_at=None)
     hinted = None
     if broker is not None:
         try:

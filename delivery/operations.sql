@@ -43,10 +43,3 @@ SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpo
    AND (e.retry_not_before IS NULL OR e.retry_not_before <= now())
  ORDER BY d.next_attempt_at, d.id
  LIMIT %(limit)s
-
-
--- name: unhint_overdue_deliveries
--- Forget the overdue deliveries' hints (a hint that was lost or sits behind a stalled
--- consumer), so the delivery sweep hints them again at once; guarded on PENDING.
-UPDATE webhook_deliveries SET hinted_at = NULL
- WHERE id = ANY(%(ids)s) AND state = %(pending)s

@@ -19,10 +19,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models.functions import Now
 
 from config.sql import load_statements
 from delivery.fan_out import insert_deliveries
-from delivery.models import DeliveryState, delivery_id_for
+from delivery.models import Delivery, DeliveryState, WebhookEndpoint, delivery_id_for
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 logger = logging.getLogger("delivery")
@@ -84,8 +85,7 @@ def replay_events(
     """Create the deliveries an endpoint never had (it was registered, or re-enabled, after
     the events) for its tenant's events in a window, of the types it subscribes to."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SQL["endpoint_subscription"], {"endpoint": endpoint_id})
-        row = cursor.fetchone()
+        row = WebhookEndpoint.objects.filter(pk=endpoint_id).values_list("tenant_id", "event_types").first()
         if row is None:
             return []
         tenant_id, types = row
@@ -113,6 +113,5 @@ def replay_events(
 
 def expedite(delivery_id: uuid.UUID) -> bool:
     """Make a PENDING delivery due now (an operator or the demo set-up waiting on it)."""
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["expedite_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
-        return cursor.rowcount == 1
+    due_now = Delivery.objects.filter(pk=delivery_id, state=DeliveryState.PENDING)
+    return due_now.update(next_attempt_at=Now(), hinted_at=None) == 1

@@ -38,10 +38,6 @@ UPDATE webhook_deliveries AS d
 RETURNING d.id
 
 
--- name: endpoint_subscription
-SELECT tenant_id, event_types FROM webhook_endpoints WHERE id = %(endpoint)s
-
-
 -- name: events_missing_a_delivery
 -- The tenant's events in the window (webhook_event_tenant_time_idx), of the subscribed types,
 -- that this endpoint has no delivery of.
@@ -53,8 +49,3 @@ SELECT ev.event_id, ev.event_type FROM webhook_events ev
    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
                     WHERE d.event_id = ev.event_id AND d.endpoint_id = %(endpoint)s)
  ORDER BY ev.created_at
-
-
--- name: expedite_delivery
-UPDATE webhook_deliveries SET next_attempt_at = now(), hinted_at = NULL
- WHERE id = %(id)s AND state = %(pending)s

@@ -22,7 +22,7 @@ from config.outages import Outage
 from config.sql import load_statements
 from config.topology import DELIVERY, queue_depth
 from delivery.dispatch import DISPATCH_TASK
-from delivery.models import AttemptOutcome, DeliveryState, EndpointStatus
+from delivery.models import DeliveryAttemptOutcome, DeliveryState, EndpointStatus
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 logger = logging.getLogger("delivery")
@@ -43,8 +43,8 @@ def reap_expired_delivery_leases(*, limit: int = 500) -> int:
                 "pending": DeliveryState.PENDING,
                 "sending": DeliveryState.SENDING,
                 "failed": DeliveryState.FAILED,
-                "in_flight": AttemptOutcome.IN_FLIGHT,
-                "unknown": AttemptOutcome.UNKNOWN,
+                "in_flight": DeliveryAttemptOutcome.IN_FLIGHT,
+                "unknown": DeliveryAttemptOutcome.UNKNOWN,
             },
         )
         return cursor.rowcount

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from rest_framework import serializers
@@ -24,7 +25,7 @@ class EndpointCreateSerializer(StrictSerializer):
     description = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
 
 
-def _iso(value) -> str | None:
+def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.db import DatabaseError, connection
 
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
@@ -24,7 +24,7 @@ logger = logging.getLogger("delivery")
 
 
 @shared_task(name="delivery.fan_out_event", bind=True, acks_late=True, ignore_result=True)
-def fan_out_event(self, event: dict) -> str:
+def fan_out_event(self: Task, event: dict) -> str:
     """DLV-1: one delivery per subscribed endpoint, committed before the ack; then hints."""
     event_id, _ = outbox_event(logger, self.request.id, event, event_types=WEBHOOK_TYPES)
     fanned = durable_step(logger, event, lambda: fan_out.fan_out_event(event_id))

@@ -5,6 +5,8 @@ Tenant admins register, rotate, verify and disable endpoints; operators may read
 
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import Q
 from django.db.models.functions import Now
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -39,7 +41,7 @@ def _principal(request: Request, needed: str) -> Principal:
     return principal
 
 
-def _endpoint(request: Request, endpoint_id, needed: str) -> WebhookEndpoint:
+def _endpoint(request: Request, endpoint_id: uuid.UUID, needed: str) -> WebhookEndpoint:
     principal = _principal(request, needed)
     endpoint = WebhookEndpoint.objects.filter(tenant=principal.tenant, pk=endpoint_id).first()
     if endpoint is None:
@@ -112,7 +114,7 @@ class WebhookEndpointListCreateView(APIView):
 
 class WebhookEndpointDetailView(APIView):
     @extend_schema(responses={200: dict, **problems(_below(Role.OPERATOR))})
-    def get(self, request: Request, endpoint_id) -> Response:
+    def get(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.OPERATOR)
         return Response(endpoint_body(endpoint, keys=_keys(endpoint)))
 
@@ -123,7 +125,7 @@ class WebhookEndpointDetailView(APIView):
         ),
         responses={204: None, **problems(_below(Role.ADMIN))},
     )
-    def delete(self, request: Request, endpoint_id) -> Response:
+    def delete(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.ADMIN)
         endpoints.disable_endpoint(endpoint, reason="Disabled by the tenant.")
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -131,7 +133,7 @@ class WebhookEndpointDetailView(APIView):
 
 class WebhookEndpointRotateSecretView(APIView):
     @extend_schema(request=None, responses={200: dict, **problems(_below(Role.ADMIN))})
-    def post(self, request: Request, endpoint_id) -> Response:
+    def post(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.ADMIN)
         secret, previous = endpoints.rotate_secret(endpoint)
         return Response({**secret_body(secret), "previous_key_id": previous, "signing_keys": _keys(endpoint)})
@@ -139,7 +141,7 @@ class WebhookEndpointRotateSecretView(APIView):
 
 class WebhookEndpointVerifyView(APIView):
     @extend_schema(request=None, responses={202: dict, **problems({**_below(Role.ADMIN), **_REFUSED_URL})})
-    def post(self, request: Request, endpoint_id) -> Response:
+    def post(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.ADMIN)
         try:
             delivery_id = endpoints.request_verification(endpoint)
@@ -156,7 +158,7 @@ class WebhookEndpointDeliveriesView(APIView):
             **problems({**_below(Role.OPERATOR), 400: {"validation-error": "`state` is not a delivery state."}}),
         },
     )
-    def get(self, request: Request, endpoint_id) -> Response:
+    def get(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         endpoint = _endpoint(request, endpoint_id, Role.OPERATOR)
         deliveries = endpoint.deliveries.order_by("-created_at")
         state = request.query_params.get("state")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection
+from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -17,6 +18,9 @@ from django.db.models import Q
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
+from config.sql import load_statements
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
 class DocumentQuerySet(models.QuerySet):
@@ -25,9 +29,7 @@ class DocumentQuerySet(models.QuerySet):
         plain-SQL query, as the accept path runs it for every request. Other columns load on
         first access."""
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT version, size FROM documents WHERE tenant_id = %s AND id = %s", [tenant_id, document_id]
-            )
+            cursor.execute(SQL["document_reference"], {"tenant": tenant_id, "document": document_id})
             row = cursor.fetchone()
         if row is None:
             return None
@@ -352,7 +354,7 @@ class ExtractionResult(models.Model):
         db_table = "extraction_results"
 
 
-class DocumentText(models.Model):
+class ExtractedText(models.Model):
     """A document version's text, extracted once by a worker and kept: evidence offsets in
     every result of this document refer to these exact page strings."""
 

@@ -202,6 +202,34 @@ def make_ready_jobs(
     return jobs
 
 
+DOCUMENTS_URL = "/api/v1/documents"
+JOBS_URL = "/api/v1/extraction-jobs"
+# A small text invoice for the API tests that look at acceptance, not at extraction.
+SMALL_INVOICE = b"Invoice 42\nSupplier: Acme\nTotal 10.00 EUR\n"
+
+
+def upload_document(client: APIClient, content: bytes = SMALL_INVOICE, *, name: str = "i.txt") -> dict[str, Any]:
+    """POST a document as a client does; its representation (201 asserted)."""
+    response = client.post(DOCUMENTS_URL, {"file": SimpleUploadedFile(name, content)}, format="multipart")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def request_job(client: APIClient, key: str, document_id: str | None = None, *, body: dict[str, Any] | None = None):
+    """POST an extraction job request under Idempotency-Key ``key``; the response, whatever it
+    is (``body`` replaces the default ``{"document_id": document_id}``)."""
+    return client.post(
+        JOBS_URL, body if body is not None else {"document_id": document_id}, format="json", HTTP_IDEMPOTENCY_KEY=key
+    )
+
+
+def accepted_job(client: APIClient, key: str, document_id: str) -> str:
+    """Request a job that must be accepted (202 asserted); its id."""
+    response = request_job(client, key, document_id)
+    assert response.status_code == 202, response.content
+    return response.json()["job_id"]
+
+
 def submit(
     ctx: TenantContext,
     *,
@@ -212,17 +240,15 @@ def submit(
 ) -> str:
     """Upload ``content`` (default: the sample invoice) and request its extraction through the
     API, as a client does: the job's id."""
-    upload = SimpleUploadedFile("invoice.txt", content or SAMPLE_TEXT.encode())
-    doc = ctx.client.post("/api/v1/documents", {"file": upload}, format="multipart")
-    assert doc.status_code == 201, doc.content
-    body: dict[str, Any] = {"document_id": doc.json()["id"]}
+    document = upload_document(ctx.client, content or SAMPLE_TEXT.encode(), name="invoice.txt")
+    body: dict[str, Any] = {"document_id": document["id"]}
     if options:
         body["options"] = options
     if schema:
         body["schema"] = schema
-    resp = ctx.client.post("/api/v1/extraction-jobs", body, format="json", HTTP_IDEMPOTENCY_KEY=key or uuid.uuid4().hex)
-    assert resp.status_code == 202, resp.content
-    return resp.json()["job_id"]
+    response = request_job(ctx.client, key or uuid.uuid4().hex, body=body)
+    assert response.status_code == 202, response.content
+    return response.json()["job_id"]
 
 
 def provider_request(

@@ -11,8 +11,15 @@ import uuid
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from delivery.models import AttemptOutcome as DeliveryOutcome
-from delivery.models import Delivery, DeliveryAttempt, DeliveryState, EndpointStatus, WebhookEndpoint, WebhookEvent
+from delivery.models import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryAttemptOutcome,
+    DeliveryState,
+    EndpointStatus,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 from extraction.execution import lifecycle
 from extraction.models import AttemptOutcome, JobState
 from tests.factories import make_job, make_tenant_context, submit
@@ -85,4 +92,6 @@ def give_every_family_a_row() -> None:
         state=DeliveryState.PENDING,
         max_attempts=15,
     )
-    DeliveryAttempt.objects.create(delivery=delivery, number=1, outcome=DeliveryOutcome.HTTP_ERROR, http_status=401)
+    DeliveryAttempt.objects.create(
+        delivery=delivery, number=1, outcome=DeliveryAttemptOutcome.HTTP_ERROR, http_status=401
+    )

@@ -10,18 +10,23 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from pathlib import Path
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from config.sql import load_statements
 from delivery import receiver
 from delivery.erp.models import ErpConnection
 from extraction.events import WebhookType
 
 logger = logging.getLogger("delivery.erp")
+
+SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 EVENT_TYPES = frozenset(WebhookType)
 
@@ -63,26 +68,21 @@ def check_event(event: Any) -> dict[str, Any]:
     return event
 
 
-def _post_invoice(cursor, *, connection_slug: str, delivery_id: str, data: dict[str, Any]) -> bool:
+def _post_invoice(cursor: CursorWrapper, *, connection_slug: str, delivery_id: str, data: dict[str, Any]) -> bool:
     """The ERP effect, idempotent on its own key (one posting per job), whatever the delivery id."""
     output = data["result"]["output"]
     cursor.execute(
-        """
-        INSERT INTO erp_ledger (connection_id, job_id, delivery_id, state_version, invoice_number, supplier_name,
-                                currency, total, posted_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now())
-        ON CONFLICT (connection_id, job_id) DO NOTHING
-        """,
-        [
-            connection_slug,
-            data["job_id"],
-            delivery_id,
-            data["state_version"],
-            _text(output.get("invoice_number"))[:128],
-            _text((output.get("supplier") or {}).get("name"))[:256],
-            _text(output.get("currency"))[:3],
-            _text((output.get("totals") or {}).get("gross"))[:32],
-        ],
+        SQL["post_invoice"],
+        {
+            "connection": connection_slug,
+            "job": data["job_id"],
+            "delivery": delivery_id,
+            "state_version": data["state_version"],
+            "invoice_number": _text(output.get("invoice_number"))[:128],
+            "supplier_name": _text((output.get("supplier") or {}).get("name"))[:256],
+            "currency": _text(output.get("currency"))[:3],
+            "total": _text((output.get("totals") or {}).get("gross"))[:32],
+        },
     )
     return cursor.rowcount == 1
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
+from typing import TypeVar
+
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Model, QuerySet
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -39,7 +44,7 @@ def _not_found(kind: str) -> Problem:
     return Problem(f"No such {kind}.", slug="not-found", title="Not found", status_code=404)
 
 
-def _status_url(job_id) -> str:
+def _status_url(job_id: uuid.UUID) -> str:
     return reverse("extraction-job-detail", args=[job_id])
 
 
@@ -72,7 +77,7 @@ class DocumentCreateView(APIView):
 
 class DocumentDetailView(APIView):
     @extend_schema(responses={200: dict})
-    def get(self, request: Request, document_id) -> Response:
+    def get(self, request: Request, document_id: uuid.UUID) -> Response:
         document = Document.objects.filter(tenant=_principal(request).tenant, pk=document_id).first()
         if document is None:
             raise _not_found("document")
@@ -100,6 +105,10 @@ def _idempotency_key(request: Request) -> str:
     return key
 
 
+_M = TypeVar("_M", bound=Model)
+_R = TypeVar("_R")
+
+
 class JobCursorPagination(CursorPagination):
     # created_at is the transaction's now(): jobs accepted together tie, and the id keeps the
     # order of ties stable from one page query to the next (the cursor skips ties by offset).
@@ -122,7 +131,9 @@ class JobCursorPagination(CursorPagination):
             )
         return int(raw)
 
-    def paginate_queryset(self, queryset, request, view=None):
+    def paginate_queryset(
+        self, queryset: QuerySet[_M, _R] | Sequence[_R], request: Request, view: APIView | None = None
+    ) -> list[_R] | None:
         try:
             return super().paginate_queryset(queryset, request, view)
         except DjangoValidationError as exc:
@@ -260,6 +271,7 @@ class ExtractionJobListCreateView(APIView):
             jobs = jobs.filter(state=state)
         paginator = JobCursorPagination()
         page = paginator.paginate_queryset(jobs, request, view=self)
+        assert page is not None  # None only without a page size, and get_page_size always gives one
         operator = principal.has_role(Role.OPERATOR)
         return paginator.get_paginated_response(
             [job_body(job, status_url=_status_url(job.pk), operator=operator) for job in page]
@@ -268,7 +280,7 @@ class ExtractionJobListCreateView(APIView):
 
 class ExtractionJobDetailView(APIView):
     @extend_schema(responses={200: dict})
-    def get(self, request: Request, job_id) -> Response:
+    def get(self, request: Request, job_id: uuid.UUID) -> Response:
         principal = _principal(request)
         job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).select_related("result").first()
         if job is None:

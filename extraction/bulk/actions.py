@@ -24,10 +24,11 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
+from django.db.models import Count
 
 from config.sql import load_statements
 from extraction.execution import lifecycle
-from extraction.models import OperatorAction, OperatorActionKind
+from extraction.models import OperatorAction, OperatorActionKind, OperatorActionTarget
 
 logger = logging.getLogger(__name__)
 
@@ -246,17 +247,15 @@ def finish_action(action_id: uuid.UUID) -> ActionReport:
 
 def action_outcomes(action_id: uuid.UUID) -> dict[str, int]:
     """How many of an action's targets came to each outcome."""
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["action_outcomes"], {"action": action_id})
-        return {outcome: int(count) for outcome, count in cursor.fetchall()}
+    counts = OperatorActionTarget.objects.filter(action_id=action_id).values("outcome").annotate(count=Count("id"))
+    return {row["outcome"]: row["count"] for row in counts.order_by("outcome")}
 
 
 def action_object_ids(action_id: uuid.UUID, *, outcome: str = CHANGED) -> list[uuid.UUID]:
     """The objects that came to ``outcome`` in an action (a redelivery's deliveries, to hint
     the workers about)."""
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["objects_with_outcome"], {"action": action_id, "outcome": outcome})
-        return [row[0] for row in cursor.fetchall()]
+    targets = OperatorActionTarget.objects.filter(action_id=action_id, outcome=outcome)
+    return list(targets.order_by("object_id").values_list("object_id", flat=True))
 
 
 def record_action(

@@ -42,11 +42,3 @@ UPDATE operator_actions AS a
    SET status = 'completed', finished_at = now(),
        changed = (SELECT count(*) FROM operator_action_targets t WHERE t.action_id = a.id AND t.outcome = 'changed')
  WHERE a.id = %(action)s AND a.status = 'running'
-
-
--- name: action_outcomes
-SELECT outcome, count(*) FROM operator_action_targets WHERE action_id = %(action)s GROUP BY outcome ORDER BY outcome
-
-
--- name: objects_with_outcome
-SELECT object_id FROM operator_action_targets WHERE action_id = %(action)s AND outcome = %(outcome)s ORDER BY object_id

@@ -11,19 +11,23 @@ from __future__ import annotations
 import functools
 import math
 import threading
+from typing import TYPE_CHECKING
 
 import requests
 from django.conf import settings
+
+if TYPE_CHECKING:  # imported lazily at run time: a model without an encoding falls back
+    from bpe_openai import Encoding
 
 # Message framing, the system prompt and the JSON schema travel with every request.
 PROMPT_OVERHEAD_TOKENS = 1200
 
 
-_encodings: dict[str, object] = {}
+_encodings: dict[str, Encoding | None] = {}
 _encodings_lock = threading.Lock()
 
 
-def _encoding(model: str):
+def _encoding(model: str) -> Encoding | None:
     """The model's encoding, loaded once per process. Not ``lru_cache``: it lets racing threads
     all compute, so a worker's first burst of slots would load the vocabulary many times."""
     try:
@@ -36,7 +40,7 @@ def _encoding(model: str):
         return _encodings[model]
 
 
-def _load_encoding(model: str):
+def _load_encoding(model: str) -> Encoding | None:
     try:
         import bpe_openai
 
@@ -64,7 +68,9 @@ def estimate_prompt_tokens(text: str, model: str, *, tokenizer_url: str = "") ->
 # attempt. A str caches its hash.
 @functools.lru_cache(maxsize=256)  # the worker's text cache holds as many documents
 def _encoded_length(text: str, model: str) -> int:
-    return len(_encoding(model).encode(text))
+    encoding = _encoding(model)
+    assert encoding is not None  # estimate_prompt_tokens calls this only for a model with an encoding
+    return len(encoding.encode(text))
 
 
 def reservation(text: str, *, model: str, max_output_tokens: int, tokenizer_url: str = "") -> int:

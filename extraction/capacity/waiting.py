@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, TypedDict
 
 from django.conf import settings
-from django.db import connection
 
-from config.sql import load_statements
+from config.db import database_now
 from extraction.capacity import limiter
 from extraction.events import EventType
 from extraction.models import (
@@ -32,8 +30,6 @@ from extraction.models import (
     JobState,
     OutboxEvent,
 )
-
-SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 # A worker polls every few seconds and the scheduler wakes workers every second: an eligible
 # job that nobody claimed for longer than this means no worker is free (or running).
@@ -54,7 +50,7 @@ def explain_wait(job: ExtractionJob) -> WaitExplanation | None:
     """What ``job`` waits for, or None when it is not waiting (RUNNING, REVIEW_REQUIRED, terminal)."""
     if job.state not in _WAITING_STATES:
         return None
-    now = _database_now()
+    now = database_now()
     if job.state == JobState.ACCEPTED:
         return _waiting_for_ingress(job)
     if job.deadline_at <= now:
@@ -89,12 +85,6 @@ def explain_wait(job: ExtractionJob) -> WaitExplanation | None:
 
 def _explained(waiting_for: str, until: datetime | None, detail: dict[str, Any]) -> WaitExplanation:
     return {"waiting_for": waiting_for, "until": until.isoformat() if until else None, "detail": detail}
-
-
-def _database_now() -> datetime:
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["database_now"])
-        return cursor.fetchone()[0]
 
 
 def _pool_of(job: ExtractionJob) -> str | None:

@@ -37,8 +37,7 @@ from extraction.execution.lifecycle import AttemptReport, Claim
 from extraction.execution.outcomes import AttemptResult
 from extraction.execution.runtime import Interrupted, WorkerRuntime, call_provider, db_step
 from extraction.intake.text import DocumentText
-from extraction.models import AttemptOutcome, Document
-from extraction.models import DocumentText as DocumentTextRow
+from extraction.models import AttemptOutcome, Document, ExtractedText
 from extraction.providers import PoolBinding, provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
@@ -508,7 +507,7 @@ def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> Docum
     )
 
     with db_step():
-        row = DocumentTextRow.objects.filter(document_id=document_id).first()
+        row = ExtractedText.objects.filter(document_id=document_id).first()
         if row is None:
             document = Document.objects.get(pk=document_id)
     if row is None:
@@ -519,9 +518,9 @@ def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> Docum
         if xml is not None:
             text = with_embedded_einvoice(text, xml[1])
         with db_step(), transaction.atomic():
-            DocumentTextRow.objects.bulk_create(
+            ExtractedText.objects.bulk_create(
                 [
-                    DocumentTextRow(
+                    ExtractedText(
                         document_id=document_id,
                         pages=list(text.pages),
                         source=text.source,
@@ -531,5 +530,5 @@ def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> Docum
                 ],
                 ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
             )
-            row = DocumentTextRow.objects.get(document_id=document_id)
+            row = ExtractedText.objects.get(document_id=document_id)
     return DocumentText(pages=tuple(row.pages), source=row.source, einvoice_page=row.einvoice_page)

@@ -31,13 +31,14 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from config.db import prepared_cursor
 from config.instruments import ACCEPT_TO_TERMINAL, ATTEMPTS
 from config.sql import load_statements
 from extraction.events import EventType
 from extraction.execution.outcomes import AttemptResult, TakeIn
-from extraction.models import AttemptOutcome, JobState
+from extraction.models import AttemptOutcome, ExecutionInbox, JobState, QuarantinedMessage
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +102,13 @@ class Moved(NamedTuple):
 
 
 def _transition(
-    cursor, statement: str, job_id: uuid.UUID, *, reason: str, detail: dict[str, Any] | None = None, **params: Any
+    cursor: CursorWrapper,
+    statement: str,
+    job_id: uuid.UUID,
+    *,
+    reason: str,
+    detail: dict[str, Any] | None = None,
+    **params: Any,
 ) -> Moved | None:
     """Run one transition statement of ``lifecycle.sql``; None if it lost (0 rows).
 
@@ -133,7 +140,9 @@ def _attempt_params(report: AttemptReport) -> dict[str, Any]:
     }
 
 
-def _end_attempt(cursor, job_id: uuid.UUID, fence: int, report: AttemptReport, *, counted: bool = True) -> None:
+def _end_attempt(
+    cursor: CursorWrapper, job_id: uuid.UUID, fence: int, report: AttemptReport, *, counted: bool = True
+) -> None:
     cursor.execute(SQL["end_attempt"], {**_attempt_params(report), "job": job_id, "fence": fence})
     if counted:
         _count_attempt(report.outcome)
@@ -181,27 +190,22 @@ def take_in_requested_event(
         taken_in = cursor.fetchone()
         if taken_in is not None:
             return TakeIn.TAKEN_IN if taken_in[0] else TakeIn.ALREADY_TAKEN_IN
-        # Nothing inserted: a redelivery (same digest), a conflicting message, or no such job.
-        cursor.execute(SQL["stored_inbox_digest"], {"event": event_id})
-        stored = cursor.fetchone()
-        if stored is None:
-            return TakeIn.UNKNOWN_JOB
-        if stored[0] == digest:
-            return TakeIn.DUPLICATE
-        cursor.execute(
-            SQL["quarantine_message"],
-            {
-                "event": event_id,
-                "job": job_id,
-                "stored_digest": stored[0],
-                "received_digest": digest,
-                "payload": json.dumps(payload),
-            },
-        )
-        logger.error(
-            "inbox digest mismatch: message quarantined", extra={"event_id": str(event_id), "job_id": str(job_id)}
-        )
-        return TakeIn.QUARANTINED
+    # Nothing inserted: a redelivery (same digest), a conflicting message, or no such job.
+    stored = ExecutionInbox.objects.filter(pk=event_id).values_list("payload_digest", flat=True).first()
+    if stored is None:
+        return TakeIn.UNKNOWN_JOB
+    if stored == digest:
+        return TakeIn.DUPLICATE
+    QuarantinedMessage.objects.create(
+        event_id=event_id,
+        job_id=job_id,
+        stored_digest=stored,
+        received_digest=digest,
+        payload=payload,
+        reason="digest_mismatch",
+    )
+    logger.error("inbox digest mismatch: message quarantined", extra={"event_id": str(event_id), "job_id": str(job_id)})
+    return TakeIn.QUARANTINED
 
 
 def _source_params(source: tuple[str, int, int] | None) -> dict[str, Any]:
@@ -357,7 +361,7 @@ def retry_or_fail(
         return _fail_running(cursor, claim, report=report, error_class=error_class)
 
 
-def _fail_running(cursor, claim: Claim, *, report: AttemptReport, error_class: str) -> AttemptResult:
+def _fail_running(cursor: CursorWrapper, claim: Claim, *, report: AttemptReport, error_class: str) -> AttemptResult:
     # First: the spend counts this attempt. Counted below, once its outcome is final.
     _end_attempt(cursor, claim.job_id, claim.fence, report, counted=False)
     moved = _transition(
@@ -618,13 +622,15 @@ class LockedJob(NamedTuple):
     model_policy: str
 
 
-def lock_jobs_for_operator(cursor, *, tenant_id: uuid.UUID, job_ids: Sequence[uuid.UUID]) -> list[LockedJob]:
+def lock_jobs_for_operator(
+    cursor: CursorWrapper, *, tenant_id: uuid.UUID, job_ids: Sequence[uuid.UUID]
+) -> list[LockedJob]:
     """Lock a batch of the tenant's jobs until the caller's transaction ends (in id order)."""
     cursor.execute(SQL["locked_jobs_for_operator"], {"tenant": tenant_id, "ids": list(job_ids)})
     return [LockedJob(*row) for row in cursor.fetchall()]
 
 
-def cancel_locked_job(cursor, job: LockedJob, *, action_id: uuid.UUID) -> Moved | None:
+def cancel_locked_job(cursor: CursorWrapper, job: LockedJob, *, action_id: uuid.UUID) -> Moved | None:
     """Cancel a job locked by :func:`lock_jobs_for_operator`; None if its state is not
     cancellable. A RUNNING job's attempt ends in the ledger as ``lease_lost``."""
     if job.state not in CANCELLABLE_STATES:
@@ -649,7 +655,7 @@ def cancel_locked_job(cursor, job: LockedJob, *, action_id: uuid.UUID) -> Moved 
     return moved
 
 
-def rerun_locked_job(cursor, job: LockedJob, *, action_id: uuid.UUID) -> Moved | None:
+def rerun_locked_job(cursor: CursorWrapper, job: LockedJob, *, action_id: uuid.UUID) -> Moved | None:
     """Make a job locked by :func:`lock_jobs_for_operator` READY again with a fresh attempt
     budget; None if its state is not re-runnable or the tenant's admission budget is full."""
     if job.state not in RERUNNABLE_STATES:

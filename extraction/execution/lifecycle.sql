@@ -35,15 +35,6 @@ WITH inbox AS (
 SELECT EXISTS (SELECT FROM recorded) FROM inbox
 
 
--- name: stored_inbox_digest
-SELECT payload_digest FROM execution_inbox WHERE event_id = %(event)s
-
-
--- name: quarantine_message
-INSERT INTO quarantined_messages (event_id, job_id, stored_digest, received_digest, payload, reason, received_at)
-VALUES (%(event)s, %(job)s, %(stored_digest)s, %(received_digest)s, %(payload)s, 'digest_mismatch', now())
-
-
 -- name: claim_fair
 -- The fair claim (EXE-1, BP-4) with the take, the "claimed" event and the attempt's ledger
 -- row, in one autocommit statement; what is recorded reads the UPDATE's RETURNING, so it

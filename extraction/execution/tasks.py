@@ -1,7 +1,7 @@
 """Celery tasks: thin interfaces over lifecycle and worker functions.
 
 ``ingest_requested`` (queue ``ingress``) moves execution responsibility into PostgreSQL and
-only then lets Celery ack (acks_late). ``run_slot`` (queue ``llm``) is a wake-up: it claims
+only then lets Celery ack (acks_late). ``wake_up`` (queue ``llm``, task ``extraction.run_slot``) claims
 from PostgreSQL, so a lost wake loses no job — the scheduler sends another.
 """
 
@@ -13,10 +13,11 @@ import threading
 import uuid
 from typing import Any
 
-from celery import current_app, shared_task
+from celery import Task, current_app, shared_task
 from celery.signals import worker_shutdown, worker_shutting_down
 from django.conf import settings
 from django.db import DatabaseError
+from kombu import Producer
 
 from config import tracing
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
@@ -31,7 +32,7 @@ logger = logging.getLogger("extraction.ingress")
 
 
 @shared_task(name="extraction.ingest_requested", bind=True, acks_late=True, ignore_result=True)
-def ingest_requested(self, event: dict) -> TakeIn:
+def ingest_requested(self: Task, event: dict) -> TakeIn:
     """BRK-2: inbox row + READY in one transaction, commit, then (on return) ack."""
     event_id, payload = outbox_event(logger, self.request.id, event, event_types={EventType.REQUESTED})
     outcome = durable_step(logger, event, lambda: lifecycle.take_in_requested_event(event_id=event_id, payload=payload))
@@ -62,7 +63,7 @@ def wake_workers(count: int, *, job_id: str | None = None) -> int:
             # and option merging, which cost more than the publish itself.
             task_id = str(uuid.uuid4())
             message = current_app.amqp.as_task_v2(
-                task_id, run_slot.name, args=(), kwargs=kwargs, argsrepr="()", kwargsrepr=kwargsrepr
+                task_id, wake_up.name, args=(), kwargs=kwargs, argsrepr="()", kwargsrepr=kwargsrepr
             )
             producer.publish(
                 message.body,
@@ -90,7 +91,7 @@ _wake_broker = Outage(logger, "RabbitMQ (worker wake-ups)")
 _wake_channel = threading.local()
 
 
-def _wake_producer():
+def _wake_producer() -> Producer:
     """This thread's producer for wake-ups, on a connection WITHOUT publisher confirms.
 
     Waiting for the broker's confirm is the price of not losing a message; a wake-up may be
@@ -117,7 +118,9 @@ def _drop_wake_producer() -> None:
 
 
 @shared_task(name="extraction.run_slot", acks_late=True, ignore_result=True)
-def run_slot(job_id: str | None = None) -> int:
+def wake_up(job_id: str | None = None) -> int:
+    """A wake-up on the llm queue: run one slot (``worker.run_slot``), told which job it was sent
+    for. The task keeps its wire name, extraction.run_slot."""
     try:
         return worker.run_slot(woken_for=job_id)
     except DatabaseError as exc:
@@ -140,7 +143,7 @@ def _end_without_finalizing(sender: Any = None, **_kwargs: Any) -> None:
 
 
 @worker_shutting_down.connect
-def _stop_claiming(**_kwargs) -> None:
+def _stop_claiming(**_kwargs: Any) -> None:
     # SIGTERM (Celery's warm shutdown, which then waits for every slot): slots stop claiming at
     # once; model calls still running when the grace is nearly spent are handed back.
     runtime.runtime().begin_shutdown(settings.WORKER_SHUTDOWN_GRACE_SECONDS)

@@ -17,12 +17,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
+from django.db.models import Sum
+from django.db.models.functions import Coalesce
 
-from accounts.models import Tenant
+from accounts.models import Tenant, TenantUsage
 from config import tracing
 from config.sql import load_statements
 from extraction.events import EventType
-from extraction.models import Document, JobState
+from extraction.models import Document, ExtractionJob, JobState
 
 # invoice.v2 adds EN 16931's allowances, charges, VAT breakdown and references; a job keeps the
 # schema it was accepted with (extraction/validation/schema.py).
@@ -151,9 +154,8 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
 
 
 def _existing(tenant: Tenant, idempotency_key: str) -> tuple[uuid.UUID, str, str] | None:
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["existing_job"], {"tenant": tenant.pk, "key": idempotency_key})
-        return cursor.fetchone()
+    existing = ExtractionJob.objects.filter(tenant=tenant, idempotency_key=idempotency_key)
+    return existing.values_list("id", "request_hash", "state").first()
 
 
 def _replay(existing: tuple[uuid.UUID, str, str], request_hash: str) -> Accepted:
@@ -163,7 +165,9 @@ def _replay(existing: tuple[uuid.UUID, str, str], request_hash: str) -> Accepted
     return Accepted(job_id=job_id, state=state, replayed=True)
 
 
-def _which_limit(cursor, tenant: Tenant, *, byte_size: int, tokens: int, price: int) -> TenantLimitExceeded:
+def _which_limit(
+    cursor: CursorWrapper, tenant: Tenant, *, byte_size: int, tokens: int, price: int
+) -> TenantLimitExceeded:
     cursor.execute(SQL["tenant_limits"], {"tenant": tenant.pk, "price": price})
     jobs, max_jobs, pbytes, max_bytes, rtokens, max_tokens, spend, max_spend = cursor.fetchone()
     if jobs + 1 > max_jobs:
@@ -189,8 +193,6 @@ def _global_backlog() -> int:
     read_at, value = _backlog_cache
     if now - read_at < settings.GLOBAL_BACKLOG_CACHE_SECONDS:
         return value
-    with connection.cursor() as cursor:
-        cursor.execute(SQL["global_backlog"])
-        value = int(cursor.fetchone()[0])
+    value = TenantUsage.objects.aggregate(pending=Coalesce(Sum("pending_jobs"), 0))["pending"]
     _backlog_cache = (now, value)
     return value

@@ -53,10 +53,6 @@ WITH job AS (
 SELECT EXISTS (SELECT 1 FROM job), EXISTS (SELECT 1 FROM recorded)
 
 
--- name: existing_job
-SELECT id, request_hash, state FROM extraction_jobs WHERE tenant_id = %(tenant)s AND idempotency_key = %(key)s
-
-
 -- name: tenant_limits
 -- Which admission limit refused a request: the tenant's usage against its limits, the spend
 -- as the charge judges it (with the reserved tokens at this policy's price).
@@ -66,7 +62,3 @@ SELECT u.pending_jobs, t.max_pending_jobs, u.pending_bytes, t.max_pending_bytes,
        t.daily_spend_limit_micros
   FROM accounts_tenantusage u JOIN accounts_tenant t ON t.id = u.tenant_id
  WHERE t.id = %(tenant)s
-
-
--- name: global_backlog
-SELECT coalesce(sum(pending_jobs), 0) FROM accounts_tenantusage

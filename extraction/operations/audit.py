@@ -40,12 +40,14 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import connection
+from django.db.models.functions import Now
 from django.utils.module_loading import import_string
 from kombu import Connection
 
 from config.sql import load_statements
 from extraction.capacity import limiter
 from extraction.execution import lifecycle
+from extraction.models import OutboxEvent
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 logger = logging.getLogger("extraction.audit")
@@ -141,8 +143,10 @@ def unpublished_outbox_events(*, repair: bool, broker: Connection | None = None)
     with connection.cursor() as cursor:
         released = 0
         if claimed:
-            cursor.execute(SQL["release_outbox_claims"], {"event_ids": claimed})
-            released = cursor.rowcount
+            still_claimed = OutboxEvent.objects.filter(
+                pk__in=claimed, published_at__isnull=True, claimed_until__gt=Now()
+            )
+            released = still_claimed.update(claimed_until=None)
         cursor.execute(SQL["wake_outbox_relay"])
     return _settled(kind, ids, released, f"{detail}; released {released} claims and woke the relay")
 

@@ -13,15 +13,6 @@ SELECT event_id, coalesce(claimed_until > now(), false), last_error
  LIMIT %(limit)s
 
 
--- name: release_outbox_claims
--- Make the found events claimable by the relay again: a claim still held past the lag bound
--- belongs to a relay that took them and never published them. Guarded on still unpublished
--- and still claimed: a relay that published or released them meanwhile is left alone. If that
--- relay is alive after all, it publishes them a second time; consumers dedupe on event_id.
-UPDATE outbox_events SET claimed_until = NULL
- WHERE event_id = ANY(%(event_ids)s) AND published_at IS NULL AND claimed_until > now()
-
-
 -- name: wake_outbox_relay
 -- The relay LISTENs on this channel (the insert trigger of migration 0003 uses it too).
 SELECT pg_notify('outbox_events', '')

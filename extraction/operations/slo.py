@@ -86,6 +86,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils.module_loading import import_string
 
+from config.db import database_now
 from config.sql import load_statements
 from extraction.events import EventType
 from extraction.intake.acceptance import SCHEMAS
@@ -226,8 +227,7 @@ def slo_report(window: SloWindow) -> SloReport:
                 "schemas": list(window.schemas),
             },
         )
-        cursor.execute(SQL["report_moment"])
-        as_of = cursor.fetchone()[0]
+        as_of = database_now()
 
         cursor.execute(SQL["document_classes"])
         classes = cursor.fetchall()

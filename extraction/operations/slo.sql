@@ -52,11 +52,6 @@ SELECT j.id AS job_id, j.tenant_id, j.state, j.error_class, j.model_policy, j.sc
    AND (%(tenant)s::uuid IS NULL OR j.tenant_id = %(tenant)s)
 
 
--- name: report_moment
--- The "now" every statement of the report judges open jobs by.
-SELECT now()
-
-
 -- name: document_classes
 -- The window's jobs by document class; the unsupported ones are reported apart.
 SELECT supported, content_type, schema, count(*)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import psycopg
+from amqp.basic_message import Message as AmqpMessage
 from django.conf import settings
 from django.db import connection
 from kombu import Connection, Producer
@@ -164,10 +165,12 @@ class OutboxRelay(ConfirmedRows):
             connect_to_a_node(conn)
             declare_topology(conn)
             self._connection = conn
-            self._producer = Producer(conn.channel(), on_return=self._on_return)
+            # kombu-stubs type on_return's message as kombu.Message and the exchange as Exchange | str;
+            # basic.return comes from py-amqp only, which passes its own Message and the exchange name.
+            self._producer = Producer(conn.channel(), on_return=self._on_return)  # type: ignore[arg-type]
         return self._producer
 
-    def _on_return(self, exception, exchange, routing_key, message) -> None:
+    def _on_return(self, exception: Exception, exchange: str, routing_key: str, message: AmqpMessage) -> None:
         # basic.return arrives before the confirm, on the same channel: remember the id so
         # publish() can refuse to call this message published.
         self._returned.add(message.properties.get("message_id") or "")

@@ -24,8 +24,7 @@ from accounts.models import Membership, Role, role_at_least
 from config import tracing
 from extraction.execution import lifecycle
 from extraction.intake.text import DocumentText
-from extraction.models import DocumentText as DocumentTextRow
-from extraction.models import ExtractionJob, ExtractionResult, JobState
+from extraction.models import ExtractedText, ExtractionJob, ExtractionResult, JobState
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import InvoiceOutputError, parse_invoice
 
@@ -64,7 +63,7 @@ def may_review(user: AbstractBaseUser | AnonymousUser, job: ExtractionJob) -> bo
 
 
 def document_text_of(job: ExtractionJob) -> DocumentText:
-    row = DocumentTextRow.objects.filter(document_id=job.document_id).first()
+    row = ExtractedText.objects.filter(document_id=job.document_id).first()
     if row is None:
         return DocumentText(pages=())  # nothing to resolve evidence against: the checks say so
     return DocumentText(pages=tuple(row.pages), source=row.source, einvoice_page=row.einvoice_page)

@@ -49,14 +49,12 @@ Results keep the ``POLICY_VERSION`` and severities they were judged by.
 
 from __future__ import annotations
 
-import datetime
 import json
 import re
-import unicodedata
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -71,14 +69,11 @@ from config import tracing
 from config.db import prepared_cursor
 from config.sql import load_statements
 from extraction.intake.text import DocumentText
+from extraction.validation.evidence import printed_numbers, quote_supports
 from extraction.validation.locale import (
-    CURRENCY_SIGNS,
-    MONTHS,
     TURKISH_TAX_ID_LABEL,
     TURKISH_TAX_ID_SCHEMES,
     TURKISH_TAX_OFFICE_LABEL,
-    full_year,
-    number_readings,
 )
 from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1, InvoiceV2
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
@@ -799,131 +794,18 @@ def _check_evidence_values(f: _Facts) -> _Result:
                     "why": f"quote longer than {longest} characters",
                 }
             )
-        elif not _SUPPORTS[kind](path, claimed, evidence.quote, f):
+        # invoice.v1 follows EN 16931: a credit note's amounts are positive even where the
+        # document prints them with a minus sign, and so is a prepaid amount (BT-113), which
+        # invoices print as "-50,00" because it is subtracted. Nowhere else may the sign change.
+        elif not quote_supports(
+            kind, claimed, evidence.quote, magnitude_only=f.is_credit_note or path == "totals.prepaid"
+        ):
             problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200]})
     if problems:
         return _Result(
             FAILED, "evidence_value_mismatch", problems[0]["field"], {"fields_checked": checked, "problems": problems}
         )
     return _Result(PASSED, detail={"fields_checked": checked})
-
-
-# Numbers as printed: "1.234,50", "1,234.50", "1 234,50", "-7,67", "(7.67)", "7.67-", "19 %".
-_NUMBER = re.compile(
-    r"(?P<neg>[-−–](?:\s?[^\d\s]{0,3}\s?)?|\(\s?[^\d\s]{0,3}\s?)?"
-    r"(?P<digits>\d(?:[\d.,'’\u00a0\u202f ]*\d)?)(?P<trail>-|\s?\))?"
-)
-
-
-def printed_numbers(quote: str) -> set[Decimal]:
-    """Every reading of every number in ``quote``: a lone "1,234" is 1234 or 1.234."""
-    found: set[Decimal] = set()
-    for match in _NUMBER.finditer(quote):
-        leading = bool(match["neg"] and match["neg"].strip()[:1] in "-−–(")
-        negative = leading or bool(match["trail"])
-        digits = match["digits"]
-        for reading in number_readings(digits):
-            found.add(-reading if negative else reading)
-        pieces = digits.split()
-        if len(pieces) > 1:
-            # A space is a thousands separator ("1 234,50") or a gap between two numbers
-            # ("20 9,90"): read it both ways. A leading sign belongs to the first number only.
-            for position, piece in enumerate(pieces):
-                for reading in number_readings(piece):
-                    found.add(-reading if leading and position == 0 else reading)
-    return found
-
-
-def _supports_amount(path: str, value: str, quote: str, f: _Facts) -> bool:
-    try:
-        amount = Decimal(value.strip())
-    except InvalidOperation:
-        return False
-    printed = printed_numbers(quote)
-    if amount in printed:
-        return True
-    # invoice.v1 follows EN 16931: a credit note's amounts are positive even where the document
-    # prints them with a minus sign, and so is a prepaid amount (BT-113), which invoices print
-    # as "-50,00" because it is subtracted. Nowhere else may the sign change.
-    magnitude_only = f.is_credit_note or path == "totals.prepaid"
-    return magnitude_only and amount >= 0 and -amount in printed
-
-
-def printed_dates(quote: str) -> set[datetime.date]:
-    """Every date ``quote`` can be read as: ISO, YYYYMMDD, day-first and month-first numeric
-    dates with 2- or 4-digit years, and dates with a month name in the languages seen on
-    invoices (``"20. März 2018"``, ``"March 20, 2023"``)."""
-    dates: set[datetime.date] = set()
-    # Turkish capital "İ" casefolds to "i" and a combining dot, which would split "EKİM" in two.
-    text = unicodedata.normalize("NFKC", quote).casefold().replace("\u0307", "")
-
-    def add(year: int, month: int, day: int) -> None:
-        try:
-            dates.add(datetime.date(full_year(year), month, day))
-        except ValueError:
-            pass
-
-    for y, m, d in re.findall(r"(?<!\d)(\d{4})[-./](\d{1,2})[-./](\d{1,2})(?!\d)", text):
-        add(int(y), int(m), int(d))
-    for y, m, d in re.findall(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?!\d)", text):
-        add(int(y), int(m), int(d))
-    for a, b, y in re.findall(r"(?<!\d)(\d{1,2})[-./](\d{1,2})[-./](\d{4}|\d{2})(?!\d)", text):
-        add(int(y), int(b), int(a))
-        add(int(y), int(a), int(b))
-    words = re.findall(r"[^\W\d_]+", text)
-    months = {MONTHS[word] for word in words if word in MONTHS}
-    if months:
-        numbers = [int(n) for n in re.findall(r"\d+", text)]
-        years = [n for n in numbers if n >= 1900] or [full_year(n) for n in numbers if n < 100]
-        for month in months:
-            for year in years:
-                for day in numbers:
-                    if 1 <= day <= 31:
-                        add(year, month, day)
-    return dates
-
-
-def _supports_date(_path: str, value: str, quote: str, _f: _Facts) -> bool:
-    try:
-        return datetime.date.fromisoformat(value.strip()) in printed_dates(quote)
-    except ValueError:
-        return False
-
-
-# Single-character signs count wherever they stand, also glued to letters ("TTC€", "US$").
-_SIGN_CHARACTERS = re.compile("[" + "".join(re.escape(sign) for sign in CURRENCY_SIGNS if len(sign) == 1) + "]")
-
-
-def _supports_currency(_path: str, value: str, quote: str, _f: _Facts) -> bool:
-    code = value.strip().upper()
-    if re.search(rf"(?<![A-Z]){re.escape(code)}(?![A-Z])", quote.upper()):
-        return True
-    tokens = set(re.findall(r"[^\s\d.,:;()]+\.?", quote.casefold())) | set(_SIGN_CHARACTERS.findall(quote))
-    tokens |= {token.rstrip(".") for token in tokens}
-    return any(code in CURRENCY_SIGNS.get(token, ()) for token in tokens)
-
-
-def _supports_identifier(_path: str, value: str, quote: str, _f: _Facts) -> bool:
-    wanted = normalize_vat_id(value)
-    return bool(wanted) and wanted in normalize_vat_id(unicodedata.normalize("NFKC", quote))
-
-
-def _comparable_text(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def _supports_text(_path: str, value: str, quote: str, _f: _Facts) -> bool:
-    wanted = _comparable_text(value).strip(" .,:;#")
-    return bool(wanted) and wanted in _comparable_text(quote)
-
-
-_SUPPORTS: dict[str, Callable[[str, str, str, _Facts], bool]] = {
-    "amount": _supports_amount,
-    "date": _supports_date,
-    "currency": _supports_currency,
-    "identifier": _supports_identifier,
-    "text": _supports_text,
-}
 
 
 # --- required fields (VAL-2) ---------------------------------------------------------------------

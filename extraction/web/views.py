@@ -7,6 +7,8 @@ daphne (polling with backoff and jitter when the socket is down).
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
@@ -23,7 +25,7 @@ from rest_framework.views import APIView
 from accounts.models import Membership, Role, role_at_least
 from accounts.permissions import request_principal
 from config.problems import Problem
-from extraction.models import DocumentText, ExtractionJob
+from extraction.models import ExtractedText, ExtractionJob
 from extraction.notify.consumers import SUBPROTOCOL, TICKET_PROTOCOL_PREFIX
 from extraction.notify.listeners import Listener, issue_ticket
 
@@ -76,12 +78,12 @@ class JobDocumentTextView(APIView):
     offsets (page, start, end; code points) refer to. The text is the uploader's: untrusted."""
 
     @extend_schema(responses={200: dict})
-    def get(self, request: Request, job_id) -> Response:
+    def get(self, request: Request, job_id: uuid.UUID) -> Response:
         principal = request_principal(request)
         job = ExtractionJob.objects.filter(tenant=principal.tenant, pk=job_id).only("document_id").first()
         if job is None:
             raise _not_found("extraction job")
-        text = DocumentText.objects.filter(document_id=job.document_id).first()
+        text = ExtractedText.objects.filter(document_id=job.document_id).first()
         if text is None:
             raise Problem(
                 "The document's text has not been extracted yet.",
@@ -114,7 +116,7 @@ def _membership(request: HttpRequest) -> Membership:
 
 
 @login_required
-def job_page(request: HttpRequest, job_id) -> HttpResponse:
+def job_page(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     membership = _membership(request)
     job = ExtractionJob.objects.filter(tenant_id=membership.tenant_id, pk=job_id).first()
     if job is None:

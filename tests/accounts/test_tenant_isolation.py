@@ -8,32 +8,18 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, Membership, Role
 from extraction.models import ExtractionJob, OutboxEvent
-
-JOBS_URL = "/api/v1/extraction-jobs"
-DOCUMENTS_URL = "/api/v1/documents"
-INVOICE = b"Invoice 42\nSupplier: Acme\nTotal 10.00 EUR\n"
-
-
-def upload(client: APIClient, content: bytes = INVOICE) -> dict[str, Any]:
-    response = client.post(DOCUMENTS_URL, {"file": SimpleUploadedFile("i.txt", content)}, format="multipart")
-    assert response.status_code == 201, response.content
-    return response.json()
-
-
-def accept(client: APIClient, key: str, document_id: str):
-    return client.post(JOBS_URL, {"document_id": document_id}, format="json", HTTP_IDEMPOTENCY_KEY=key)
+from tests.factories import DOCUMENTS_URL, JOBS_URL, request_job, upload_document
 
 
 @pytest.fixture
 def a_objects(tenant_a) -> dict[str, Any]:
     """Tenant A's document and job, which tenant B must not be able to see."""
-    document = upload(tenant_a.client)
-    job_id = accept(tenant_a.client, "a-1", document["id"]).json()["job_id"]
+    document = upload_document(tenant_a.client)
+    job_id = request_job(tenant_a.client, "a-1", document["id"]).json()["job_id"]
     return {"document": document, "job_id": job_id}
 
 
@@ -90,7 +76,7 @@ def test_a_session_user_of_another_tenant_sees_nothing(tenant_b, a_objects):
 
 
 def test_job_list_shows_only_the_callers_jobs(tenant_a, tenant_b, a_objects):
-    b_job = accept(tenant_b.client, "b-1", upload(tenant_b.client)["id"]).json()["job_id"]
+    b_job = request_job(tenant_b.client, "b-1", upload_document(tenant_b.client)["id"]).json()["job_id"]
     b_listed = tenant_b.client.get(JOBS_URL).json()["results"]
     assert [job["job_id"] for job in b_listed] == [b_job]
     assert tenant_b.client.get(JOBS_URL, {"state": "ACCEPTED"}).json()["results"] == b_listed
@@ -99,8 +85,8 @@ def test_job_list_shows_only_the_callers_jobs(tenant_a, tenant_b, a_objects):
 
 
 def test_accepting_with_another_tenants_document_is_like_an_unknown_document(tenant_b, a_objects):
-    theirs = accept(tenant_b.client, "b-1", a_objects["document"]["id"])
-    missing = accept(tenant_b.client, "b-2", str(uuid.uuid4()))
+    theirs = request_job(tenant_b.client, "b-1", a_objects["document"]["id"])
+    missing = request_job(tenant_b.client, "b-2", str(uuid.uuid4()))
     assert theirs.status_code == missing.status_code == 422, theirs.content
     assert problem_without_instance(theirs) == problem_without_instance(missing)
     assert ExtractionJob.objects.filter(tenant=tenant_b.tenant).count() == 0
@@ -108,7 +94,7 @@ def test_accepting_with_another_tenants_document_is_like_an_unknown_document(ten
 
 
 def test_replaying_another_tenants_key_makes_a_job_of_ones_own(tenant_b, a_objects):
-    response = accept(tenant_b.client, "a-1", upload(tenant_b.client)["id"])
+    response = request_job(tenant_b.client, "a-1", upload_document(tenant_b.client)["id"])
     assert response.status_code == 202, response.content
     assert response.json()["job_id"] != a_objects["job_id"]
     assert ExtractionJob.objects.get(pk=response.json()["job_id"]).tenant_id == tenant_b.tenant.pk

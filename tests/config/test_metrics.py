@@ -25,11 +25,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from config import metrics, topology
 from config.instruments import ACCEPT_LATENCY, ATTEMPTS
-from delivery.models import AttemptOutcome as DeliveryOutcome
 from delivery.models import (
     CircuitState,
     Delivery,
     DeliveryAttempt,
+    DeliveryAttemptOutcome,
     DeliveryState,
     EndpointStatus,
     WebhookEndpoint,
@@ -87,9 +87,8 @@ def labels(**pairs: str) -> frozenset:
     return frozenset(pairs.items())
 
 
-@pytest.fixture(autouse=True)
-def _isolated_broker(broker):
-    """The scrape's broker figures come from the test vhost, its queues declared and empty."""
+# The scrape's broker figures come from the test vhost, its queues declared and empty.
+pytestmark = pytest.mark.usefixtures("broker")
 
 
 def configured_pool(settings, prefix: str, provider: dict, *, reserved_tokens: int, limits: dict) -> Iterator[str]:
@@ -263,19 +262,19 @@ def deliveries(db):
     delivery(DeliveryState.FAILED)
 
     answers = [
-        (DeliveryOutcome.DELIVERED, 200),
-        (DeliveryOutcome.HTTP_ERROR, 302),
-        (DeliveryOutcome.HTTP_ERROR, 401),
-        (DeliveryOutcome.HTTP_ERROR, 403),
-        (DeliveryOutcome.HTTP_ERROR, 429),
-        (DeliveryOutcome.HTTP_ERROR, 503),
-        (DeliveryOutcome.TIMEOUT, None),
-        (DeliveryOutcome.IN_FLIGHT, None),
+        (DeliveryAttemptOutcome.DELIVERED, 200),
+        (DeliveryAttemptOutcome.HTTP_ERROR, 302),
+        (DeliveryAttemptOutcome.HTTP_ERROR, 401),
+        (DeliveryAttemptOutcome.HTTP_ERROR, 403),
+        (DeliveryAttemptOutcome.HTTP_ERROR, 429),
+        (DeliveryAttemptOutcome.HTTP_ERROR, 503),
+        (DeliveryAttemptOutcome.TIMEOUT, None),
+        (DeliveryAttemptOutcome.IN_FLIGHT, None),
     ]
     for number, (outcome, status) in enumerate(answers, start=1):
         DeliveryAttempt.objects.create(delivery=first, number=number, outcome=outcome, http_status=status)
     old = DeliveryAttempt.objects.create(
-        delivery=first, number=len(answers) + 1, outcome=DeliveryOutcome.HTTP_ERROR, http_status=401
+        delivery=first, number=len(answers) + 1, outcome=DeliveryAttemptOutcome.HTTP_ERROR, http_status=401
     )
     DeliveryAttempt.objects.filter(pk=old.pk).update(started_at=Now() - timedelta(hours=1))
 

@@ -97,9 +97,8 @@ def test_every_alert_is_a_complete_prometheus_rule_and_the_promised_ones_are_the
 # --- against a real scrape -------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _isolated_broker(broker):
-    """The scrape's broker figures come from the test vhost."""
+# The scrape's broker figures come from the test vhost, its queues declared and empty.
+pytestmark = pytest.mark.usefixtures("broker")
 
 
 @pytest.fixture

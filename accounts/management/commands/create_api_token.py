@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import ApiToken, Role, Tenant
 
@@ -8,12 +10,12 @@ from accounts.models import ApiToken, Role, Tenant
 class Command(BaseCommand):
     help = "Create another API token for a tenant. The token alone is printed on the last line."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("--name", default="")
         parser.add_argument("--role", choices=Role.values, default=Role.ADMIN)
 
-    def handle(self, *args, slug: str, name: str, role: str, **options):
+    def handle(self, *args: Any, slug: str, name: str, role: str, **options: Any) -> None:
         tenant = Tenant.objects.filter(slug=slug).first()
         if tenant is None:
             raise CommandError(f"No tenant {slug!r}.")

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError, transaction
 
 from accounts.models import ApiToken, Role, create_tenant
@@ -9,12 +11,12 @@ from accounts.models import ApiToken, Role, create_tenant
 class Command(BaseCommand):
     help = "Create a tenant and its first API token. The token alone is printed on the last line."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("--name", default="")
         parser.add_argument("--role", choices=Role.values, default=Role.ADMIN)
 
-    def handle(self, *args, slug: str, name: str, role: str, **options):
+    def handle(self, *args: Any, slug: str, name: str, role: str, **options: Any) -> None:
         try:
             with transaction.atomic():
                 tenant = create_tenant(slug=slug, name=name)

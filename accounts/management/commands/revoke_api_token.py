@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import ApiToken
 
@@ -9,10 +11,10 @@ from accounts.models import ApiToken
 class Command(BaseCommand):
     help = "Revoke an API token by its visible prefix."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("prefix")
 
-    def handle(self, *args, prefix: str, **options):
+    def handle(self, *args: Any, prefix: str, **options: Any) -> None:
         token = ApiToken.objects.filter(prefix=prefix).first()
         if token is None:
             raise CommandError(f"No token with prefix {prefix!r}.")

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from accounts.models import ApiToken, EInvoiceIntake, Membership, Role, Tenant, create_tenant
@@ -10,7 +12,7 @@ from accounts.models import ApiToken, EInvoiceIntake, Membership, Role, Tenant, 
 class Command(BaseCommand):
     help = "Create (once) the demo tenant with an admin user, and print a fresh API token on the last line."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--slug", default="demo")
         parser.add_argument("--username", default="demo")
         parser.add_argument("--password", default="demo-password")
@@ -21,7 +23,7 @@ class Command(BaseCommand):
             help="model_only sends the demo's Factur-X PDFs to the model too (the local-model demo)",
         )
 
-    def handle(self, *args, slug: str, username: str, password: str, einvoice_intake: str, **options):
+    def handle(self, *args: Any, slug: str, username: str, password: str, einvoice_intake: str, **options: Any) -> None:
         with transaction.atomic():
             tenant = Tenant.objects.filter(slug=slug).first() or create_tenant(slug=slug, name="Demo tenant")
             tenant.einvoice_intake = einvoice_intake

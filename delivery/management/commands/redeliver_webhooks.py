@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import getpass
 import uuid
+from datetime import datetime
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
 from accounts.models import Tenant
@@ -19,7 +21,7 @@ from delivery.models import SUBSCRIBABLE_TYPES, DeliveryState
 from extraction.bulk import actions as bulk
 
 
-def _moment(value: str | None):
+def _moment(value: str | None) -> datetime | None:
     if value is None:
         return None
     parsed = parse_datetime(value)
@@ -31,7 +33,7 @@ def _moment(value: str | None):
 class Command(BaseCommand):
     help = "Redeliver webhook deliveries matching a filter, or replay missing events to an endpoint."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", help="tenant slug")
         parser.add_argument("--endpoint", type=uuid.UUID)
         parser.add_argument(
@@ -49,7 +51,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--dry-run", action="store_true")
 
-    def handle(self, *args, **o):
+    def handle(self, *args: Any, **o: Any) -> None:
         since, until = _moment(o["since"]), _moment(o["until"])
         if o["replay_missing"]:
             if o["endpoint"] is None:

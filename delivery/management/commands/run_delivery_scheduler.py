@@ -5,8 +5,9 @@ both is harmless: the hints are deduplicated by the rows."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 from kombu import Connection
 
@@ -21,11 +22,11 @@ logger = logging.getLogger("delivery")
 class Command(BaseCommand):
     help = "Publish dispatch hints for due webhook deliveries and reap expired delivery leases."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="one sweep, then exit")
         parser.add_argument("--interval", type=float, default=None)
 
-    def handle(self, *args, once: bool, interval: float | None, **options):
+    def handle(self, *args: Any, once: bool, interval: float | None, **options: Any) -> None:
         configure_tracing("delivery-scheduler")
         sweep_forever(_sweep, stop=stop_event_on_signals(), interval=interval, once=once, log=logger, name="delivery")
 

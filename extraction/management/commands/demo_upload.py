@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import requests
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 # Three that pass every check of the validation policy (they travel on to the demo ERP) and
 # two that a reviewer must look at (a German VAT id failing its check digit; a missing field).
@@ -24,12 +25,12 @@ TERMINAL = {"SUCCEEDED", "FAILED_TERMINAL", "REVIEW_REQUIRED"}
 class Command(BaseCommand):
     help = "Upload the demo invoices with an API token and print their jobs' states until they finish."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument("--token", required=True)
         parser.add_argument("--timeout", type=float, default=180)
 
-    def handle(self, *args, base_url: str, token: str, timeout: float, **options):
+    def handle(self, *args: Any, base_url: str, token: str, timeout: float, **options: Any) -> None:
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {token}"
         jobs: dict[str, str] = {}

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import Tenant
 from extraction.validation.suppliers import (
@@ -22,11 +23,11 @@ class Command(BaseCommand):
         "number; nothing is imported then."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("tenant_slug")
         parser.add_argument("csv_file", type=Path)
 
-    def handle(self, *args, tenant_slug: str, csv_file: Path, **options):
+    def handle(self, *args: Any, tenant_slug: str, csv_file: Path, **options: Any) -> None:
         tenant = Tenant.objects.filter(slug=tenant_slug).first()
         if tenant is None:
             raise CommandError(f"no tenant with slug {tenant_slug!r}")

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from extraction.providers.local import server, weights
 from extraction.providers.local.engine import EngineError
@@ -16,10 +17,10 @@ class Command(BaseCommand):
         "it if it exits, 'command' prints its command line."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["install", "verify", "serve", "command"])
 
-    def handle(self, *args, action: str, **options):
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
             config = server.ServerConfig.from_settings(settings.LOCAL_MODEL)
             if action == "install":

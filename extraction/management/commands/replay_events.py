@@ -3,9 +3,10 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
 from config import kafka
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         "without touching the ingress's offsets; print each record or keep it in event_log_records."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--from-timestamp", required=True, help="ISO 8601 with a zone")
         parser.add_argument(
             "--topic", action="append", help="a topic to read (repeatable; default: every event family's topic)"
@@ -38,7 +39,18 @@ class Command(BaseCommand):
         parser.add_argument("--idle-seconds", type=float, default=3.0, help="stop after this long with no record")
         parser.add_argument("--max-records", type=int)
 
-    def handle(self, *args, from_timestamp: str, topic, group, into_audit, format, idle_seconds, max_records, **_):
+    def handle(
+        self,
+        *args: Any,
+        from_timestamp: str,
+        topic: list[str] | None,
+        group: str | None,
+        into_audit: bool,
+        format: str,
+        idle_seconds: float,
+        max_records: int | None,
+        **_: Any,
+    ) -> None:
         if settings.EVENT_TRANSPORT != "kafka":
             raise CommandError("replay_events reads the Kafka event log: set EVENT_TRANSPORT=kafka")
         since = _moment(from_timestamp)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.module_loading import import_string
 
 from config import probes
@@ -18,12 +18,12 @@ class Command(BaseCommand):
         "partition's contiguous durable prefix committed. NAME is a key of KAFKA_CONSUMERS."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", choices=sorted(settings.KAFKA_CONSUMERS))
         parser.add_argument("--threads", type=int, default=settings.KAFKA_CONSUMER_THREADS)
         parser.add_argument("--max-in-flight", type=int, default=settings.KAFKA_CONSUMER_MAX_IN_FLIGHT)
 
-    def handle(self, *args, name: str, threads: int, max_in_flight: int, **options):
+    def handle(self, *args: Any, name: str, threads: int, max_in_flight: int, **options: Any) -> None:
         if threads < 1 or max_in_flight < 1:
             raise CommandError("--threads and --max-in-flight must be at least 1")
         spec: dict[str, Any] = settings.KAFKA_CONSUMERS[name]

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from config import probes
 from config.tracing import configure_tracing
@@ -14,11 +15,11 @@ from extraction.notify.notifier import Notifier
 class Command(BaseCommand):
     help = "Notifier: committed job_events rows → 'job changed' notices on the channel layer (LISTEN + poll)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="forward what is there, then exit")
         parser.add_argument("--poll", type=float, default=None, help="fallback poll interval in seconds")
 
-    def handle(self, *args, once: bool, poll: float | None, **options):
+    def handle(self, *args: Any, once: bool, poll: float | None, **options: Any) -> None:
         configure_tracing("notifier")
         probes.start_probe_server()
         asyncio.run(self._run(once=once, poll=poll))

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from config import probes
 from config.signals import stop_event_on_signals
@@ -16,13 +18,15 @@ class Command(BaseCommand):
         "to Kafka (idempotent producer, delivery reports), then mark them published."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="one batch, then exit")
         parser.add_argument("--batch-size", type=int, default=200)
         parser.add_argument("--poll", type=float, default=1.0, help="seconds between polls when idle")
         parser.add_argument("--confirm-timeout", type=float, default=5.0)
 
-    def handle(self, *args, once: bool, batch_size: int, poll: float, confirm_timeout: float, **options):
+    def handle(
+        self, *args: Any, once: bool, batch_size: int, poll: float, confirm_timeout: float, **options: Any
+    ) -> None:
         configure_tracing("relay")
         probes.start_probe_server()
         relay: OutboxRelay | KafkaOutboxRelay

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from config import probes
 from config.signals import stop_event_on_signals
@@ -11,11 +13,11 @@ from extraction.execution.scheduler import run_scheduler
 class Command(BaseCommand):
     help = "Durable scheduler: reap expired leases, expire deadlines, recover lost ingress, wake workers."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="one sweep, then exit")
         parser.add_argument("--interval", type=float, default=None)
 
-    def handle(self, *args, once: bool, interval: float | None, **options):
+    def handle(self, *args: Any, once: bool, interval: float | None, **options: Any) -> None:
         configure_tracing("scheduler")
         probes.start_probe_server()
         run_scheduler(stop=stop_event_on_signals(), interval=interval, once=once)

@@ -7,27 +7,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, Role
 from extraction.models import ExtractionJob, JobState
-
-JOBS_URL = "/api/v1/extraction-jobs"
-INVOICE = b"Invoice 42\nSupplier: Acme\nTotal 10.00 EUR\n"
-
-
-def upload(client: APIClient, content: bytes = INVOICE) -> dict[str, Any]:
-    response = client.post("/api/v1/documents", {"file": SimpleUploadedFile("i.txt", content)}, format="multipart")
-    assert response.status_code == 201, response.content
-    return response.json()
-
-
-def accept(client: APIClient, key: str, document_id: str) -> str:
-    response = client.post(JOBS_URL, {"document_id": document_id}, format="json", HTTP_IDEMPOTENCY_KEY=key)
-    assert response.status_code == 202, response.content
-    return response.json()["job_id"]
+from tests.factories import JOBS_URL, accepted_job, upload_document
 
 
 def client_for_role(tenant, role: str) -> APIClient:
@@ -40,8 +25,8 @@ def client_for_role(tenant, role: str) -> APIClient:
 @pytest.fixture
 def running_job(tenant_a) -> ExtractionJob:
     """A job a worker holds: the execution detail that only operators may see is filled in."""
-    doc = upload(tenant_a.client)
-    job_id = accept(tenant_a.client, "k-1", doc["id"])
+    doc = upload_document(tenant_a.client)
+    job_id = accepted_job(tenant_a.client, "k-1", doc["id"])
     ExtractionJob.objects.filter(pk=job_id).update(
         state=JobState.RUNNING,
         state_version=3,
@@ -54,8 +39,8 @@ def running_job(tenant_a) -> ExtractionJob:
 
 
 def test_status_answers_the_job_as_accepted(tenant_a):
-    doc = upload(tenant_a.client)
-    job_id = accept(tenant_a.client, "k-1", doc["id"])
+    doc = upload_document(tenant_a.client)
+    job_id = accepted_job(tenant_a.client, "k-1", doc["id"])
     response = tenant_a.client.get(f"{JOBS_URL}/{job_id}")
     assert response.status_code == 200, response.content
     body = response.json()
@@ -102,8 +87,8 @@ def test_list_shows_operators_the_execution_detail(tenant_a, running_job):
 
 
 def test_list_filters_by_state(tenant_a):
-    doc = upload(tenant_a.client)
-    ids = [accept(tenant_a.client, f"k-{n}", doc["id"]) for n in range(4)]
+    doc = upload_document(tenant_a.client)
+    ids = [accepted_job(tenant_a.client, f"k-{n}", doc["id"]) for n in range(4)]
     ExtractionJob.objects.filter(pk__in=ids[:2]).update(state=JobState.READY)
 
     ready = tenant_a.client.get(JOBS_URL, {"state": "READY"}).json()["results"]
@@ -127,8 +112,8 @@ def walk(client: APIClient, url: str, params: dict[str, Any]) -> list[list[str]]
 
 
 def test_cursor_pagination_visits_every_job_once_newest_first(tenant_a):
-    doc = upload(tenant_a.client)
-    ids = [accept(tenant_a.client, f"k-{n}", doc["id"]) for n in range(7)]
+    doc = upload_document(tenant_a.client)
+    ids = [accepted_job(tenant_a.client, f"k-{n}", doc["id"]) for n in range(7)]
     # Distinct creation times, so "newest first" has one right answer.
     base = timezone.now()
     for age, job_id in enumerate(reversed(ids)):
@@ -141,8 +126,8 @@ def test_cursor_pagination_visits_every_job_once_newest_first(tenant_a):
 
 def test_cursor_pagination_with_equal_creation_times_loses_and_repeats_nothing(tenant_a):
     # Jobs accepted in one transaction share now(); the cursor must still page through them.
-    doc = upload(tenant_a.client)
-    ids = [accept(tenant_a.client, f"k-{n}", doc["id"]) for n in range(7)]
+    doc = upload_document(tenant_a.client)
+    ids = [accepted_job(tenant_a.client, f"k-{n}", doc["id"]) for n in range(7)]
     assert ExtractionJob.objects.values("created_at").distinct().count() == 1
     pages = walk(tenant_a.client, JOBS_URL, {"page_size": 2})
     seen = [job_id for page in pages for job_id in page]
@@ -150,16 +135,16 @@ def test_cursor_pagination_with_equal_creation_times_loses_and_repeats_nothing(t
 
 
 def test_cursor_pagination_keeps_the_state_filter(tenant_a):
-    doc = upload(tenant_a.client)
-    ids = [accept(tenant_a.client, f"k-{n}", doc["id"]) for n in range(5)]
+    doc = upload_document(tenant_a.client)
+    ids = [accepted_job(tenant_a.client, f"k-{n}", doc["id"]) for n in range(5)]
     ExtractionJob.objects.filter(pk__in=ids[:3]).update(state=JobState.READY)
     pages = walk(tenant_a.client, JOBS_URL, {"state": "READY", "page_size": 2})
     assert sorted(job_id for page in pages for job_id in page) == sorted(ids[:3])
 
 
 def test_previous_link_returns_to_the_first_page(tenant_a):
-    doc = upload(tenant_a.client)
-    ids = [accept(tenant_a.client, f"k-{n}", doc["id"]) for n in range(3)]
+    doc = upload_document(tenant_a.client)
+    ids = [accepted_job(tenant_a.client, f"k-{n}", doc["id"]) for n in range(3)]
     # Distinct creation times: DRF's cursor keeps only the first ordering field as its position,
     # so a previous link cannot step back through a run of equal timestamps.
     base = timezone.now()

@@ -62,7 +62,7 @@ def make_pool(transactional_db, settings):
 
 
 @pytest.fixture
-def tenant(transactional_db) -> Tenant:
+def committed_tenant(transactional_db) -> Tenant:
     return make_tenant()
 
 
@@ -70,9 +70,9 @@ def parse(iso: str) -> datetime:
     return datetime.fromisoformat(iso)
 
 
-def test_accepted_job_waits_for_ingress(make_pool, tenant, settings):
+def test_accepted_job_waits_for_ingress(make_pool, committed_tenant, settings):
     make_pool()
-    job = make_job(tenant, state=JobState.ACCEPTED, model_policy=POLICY)
+    job = make_job(committed_tenant, state=JobState.ACCEPTED, model_policy=POLICY)
 
     explained = waiting.explain_wait(job)
     assert explained == {
@@ -90,9 +90,9 @@ def test_accepted_job_waits_for_ingress(make_pool, tenant, settings):
     assert parse(explained["until"]) == published + timedelta(seconds=settings.INGRESS_RECOVERY_SECONDS)
 
 
-def test_failed_attempt_waits_for_its_retry_backoff(make_pool, tenant):
+def test_failed_attempt_waits_for_its_retry_backoff(make_pool, committed_tenant):
     make_pool()
-    make_job(tenant, model_policy=POLICY)
+    make_job(committed_tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
     assert (
         lifecycle.retry_or_fail(
@@ -117,11 +117,11 @@ def test_failed_attempt_waits_for_its_retry_backoff(make_pool, tenant):
     }
 
 
-def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, tenant):
+def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, committed_tenant):
     pool = make_pool(requests_per_minute=1)
     # Another worker took the pool's only request slot this minute.
     assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=10), limiter.Permit)
-    make_job(tenant, model_policy=POLICY)
+    make_job(committed_tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
     assert execute_attempt(claim, WorkerRuntime("w1")) == AttemptResult.DEFERRED
     job = ExtractionJob.objects.get(pk=claim.job_id)
@@ -136,9 +136,9 @@ def test_job_handed_back_by_the_worker_names_the_pool_dimension(make_pool, tenan
     assert explained["detail"]["live"]["requests_per_minute"] == 1
 
 
-def test_pool_cooldown_is_named_with_its_end(make_pool, tenant):
+def test_pool_cooldown_is_named_with_its_end(make_pool, committed_tenant):
     pool = make_pool()
-    job = make_job(tenant, model_policy=POLICY)
+    job = make_job(committed_tenant, model_policy=POLICY)
     limiter.start_cooldown(pool, seconds=30)
     before = datetime.now().astimezone()
 
@@ -149,10 +149,10 @@ def test_pool_cooldown_is_named_with_its_end(make_pool, tenant):
     assert before + timedelta(seconds=27) < until < before + timedelta(seconds=33)
 
 
-def test_full_in_flight_pool_is_named(make_pool, tenant):
+def test_full_in_flight_pool_is_named(make_pool, committed_tenant):
     pool = make_pool(max_in_flight=1)
     assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=10), limiter.Permit)
-    job = make_job(tenant, model_policy=POLICY)
+    job = make_job(committed_tenant, model_policy=POLICY)
 
     explained = waiting.explain_wait(job)
     assert explained["waiting_for"] == "capacity"
@@ -161,24 +161,24 @@ def test_full_in_flight_pool_is_named(make_pool, tenant):
     assert explained["detail"]["live"]["in_flight"] == 1
 
 
-def test_spent_token_window_is_named(make_pool, tenant):
+def test_spent_token_window_is_named(make_pool, committed_tenant):
     pool = make_pool(tokens_per_minute=1500)
     # 1,000 tokens used this minute; this job's 1,000-token reservation would pass 1,500.
     assert isinstance(limiter.acquire(limiter.pool_limits(pool), tokens=1000), limiter.Permit)
-    job = make_job(tenant, model_policy=POLICY)
+    job = make_job(committed_tenant, model_policy=POLICY)
 
     explained = waiting.explain_wait(job)
     assert explained["waiting_for"] == "capacity"
     assert explained["detail"]["dimension"] == "tpm"
 
 
-def test_tenant_at_its_in_flight_cap_is_named(make_pool, tenant):
+def test_tenant_at_its_in_flight_cap_is_named(make_pool, committed_tenant):
     make_pool()
-    Tenant.objects.filter(pk=tenant.pk).update(max_in_flight=1)
-    make_job(tenant, model_policy=POLICY)
-    make_job(tenant, model_policy=POLICY)
+    Tenant.objects.filter(pk=committed_tenant.pk).update(max_in_flight=1)
+    make_job(committed_tenant, model_policy=POLICY)
+    make_job(committed_tenant, model_policy=POLICY)
     running = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
-    waiting_job = ExtractionJob.objects.exclude(pk=running.job_id).get(tenant=tenant)
+    waiting_job = ExtractionJob.objects.exclude(pk=running.job_id).get(tenant=committed_tenant)
 
     explained = waiting.explain_wait(waiting_job)
     assert explained == {
@@ -188,9 +188,9 @@ def test_tenant_at_its_in_flight_cap_is_named(make_pool, tenant):
     }
 
 
-def test_eligible_job_nobody_claims_waits_for_a_worker(make_pool, tenant):
+def test_eligible_job_nobody_claims_waits_for_a_worker(make_pool, committed_tenant):
     pool = make_pool()
-    job = make_job(tenant, model_policy=POLICY)
+    job = make_job(committed_tenant, model_policy=POLICY)
     assert waiting.explain_wait(job)["waiting_for"] == "next_claim"
 
     # Eligible for longer than the grace: its availability and its READY event moved back
@@ -205,8 +205,8 @@ def test_eligible_job_nobody_claims_waits_for_a_worker(make_pool, tenant):
     assert explained["detail"]["eligible_for_seconds"] > waiting.NO_WORKER_GRACE_SECONDS + 10
 
 
-def test_running_job_is_not_waiting(make_pool, tenant):
+def test_running_job_is_not_waiting(make_pool, committed_tenant):
     make_pool()
-    make_job(tenant, model_policy=POLICY)
+    make_job(committed_tenant, model_policy=POLICY)
     claim = lifecycle.claim_next_job(worker_id="w1", policies=[POLICY])
     assert waiting.explain_wait(ExtractionJob.objects.get(pk=claim.job_id)) is None

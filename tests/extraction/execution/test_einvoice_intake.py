@@ -10,7 +10,7 @@ import pytest
 from pypdf import PdfReader
 
 from accounts.models import EInvoiceIntake
-from extraction.models import Attempt, DocumentText, ExtractionJob, ExtractionResult, Supplier
+from extraction.models import Attempt, ExtractedText, ExtractionJob, ExtractionResult, Supplier
 from tests.einvoice_files import elektron_xml, facturx_with_xml, line_two_costs_100_more
 from tests.factories import submit
 from tests.system import all_terminal, wait_for
@@ -58,7 +58,7 @@ def test_an_uploaded_xrechnung_is_read_from_its_xml_with_no_model_call(processes
     assert result.output["totals"]["amount_due"]["value"] == "120"
     elements = result.validation["einvoice"]["elements"]
     assert elements["totals.amount_due"] == "/Invoice/cac:LegalMonetaryTotal/cbc:PayableAmount"
-    text = DocumentText.objects.get(document__jobs__pk=job_id)
+    text = ExtractedText.objects.get(document__jobs__pk=job_id)
     assert (text.source, text.einvoice_page, len(text.pages)) == ("einvoice_xml", 1, 1)
 
 
@@ -71,7 +71,7 @@ def test_a_factur_x_pdf_is_read_from_its_embedded_xml_and_keeps_its_visible_page
     assert job.state == "SUCCEEDED", ExtractionResult.objects.get(job_id=job_id).validation["reasons"]
     assert Attempt.objects.get(job_id=job_id).provider == "einvoice"
     assert sim.stats()["calls_by_job"].get(job_id) is None
-    text = DocumentText.objects.get(document__jobs__pk=job_id)
+    text = ExtractedText.objects.get(document__jobs__pk=job_id)
     assert text.embedded_xml_name == "factur-x.xml"
     visible = len(PdfReader(FACTURX_PDF).pages)
     assert (visible, text.einvoice_page, len(text.pages)) == (3, 4, 4)  # the PDF's pages, then the printed XML

@@ -425,13 +425,13 @@ def test_the_prepared_hot_statements_settle_on_their_generic_plan(tenant):
 
 
 def test_a_wake_up_while_the_database_is_unreachable_is_dropped_not_dead_lettered(tenant):
-    """A real connection failure (the connection's port pointed at a closed one): the run_slot
+    """A real connection failure (the connection's port pointed at a closed one): the wake-up
     task answers 0 instead of failing, and the job waits for the next wake-up."""
     import socket
 
     from django.db import connection
 
-    from extraction.execution.tasks import run_slot
+    from extraction.execution.tasks import wake_up
 
     job = _ready_job(tenant)
     with socket.socket() as probe:
@@ -441,7 +441,7 @@ def test_a_wake_up_while_the_database_is_unreachable_is_dropped_not_dead_lettere
     connection.close()
     connection.settings_dict["PORT"] = str(closed_port)
     try:
-        assert run_slot.run() == 0
+        assert wake_up.run() == 0
     finally:
         connection.close()
         connection.settings_dict["PORT"] = port

@@ -9,7 +9,6 @@ import uuid
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -17,19 +16,7 @@ from accounts.models import TenantUsage
 from extraction.events import EventType
 from extraction.intake.acceptance import JobRequest
 from extraction.models import Document, ExtractionJob, JobEvent, JobState, OutboxEvent
-
-JOBS_URL = "/api/v1/extraction-jobs"
-INVOICE = b"Invoice 42\nSupplier: Acme\nTotal 10.00 EUR\n"
-
-
-def upload(client: APIClient, content: bytes = INVOICE) -> dict[str, Any]:
-    response = client.post("/api/v1/documents", {"file": SimpleUploadedFile("i.txt", content)}, format="multipart")
-    assert response.status_code == 201, response.content
-    return response.json()
-
-
-def accept(client: APIClient, key: str, body: dict[str, Any]):
-    return client.post(JOBS_URL, body, format="json", HTTP_IDEMPOTENCY_KEY=key)
+from tests.factories import JOBS_URL, SMALL_INVOICE, request_job, upload_document
 
 
 def written_rows() -> tuple[int, int, int]:
@@ -37,8 +24,8 @@ def written_rows() -> tuple[int, int, int]:
 
 
 def test_accept_answers_202_with_location_and_status_url(tenant_a):
-    doc = upload(tenant_a.client)
-    response = accept(tenant_a.client, "k-1", {"document_id": doc["id"]})
+    doc = upload_document(tenant_a.client)
+    response = request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]})
     assert response.status_code == 202, response.content
     body = response.json()
     assert body["state"] == JobState.ACCEPTED
@@ -48,8 +35,8 @@ def test_accept_answers_202_with_location_and_status_url(tenant_a):
 
 
 def test_accepted_job_is_durable_with_its_outbox_event_and_budget(tenant_a):
-    doc = upload(tenant_a.client)
-    job_id = accept(tenant_a.client, "k-1", {"document_id": doc["id"]}).json()["job_id"]
+    doc = upload_document(tenant_a.client)
+    job_id = request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]}).json()["job_id"]
 
     job = ExtractionJob.objects.get(pk=job_id)
     assert (job.tenant_id, str(job.document_id), str(job.document_version)) == (
@@ -71,10 +58,10 @@ def test_accepted_job_is_durable_with_its_outbox_event_and_budget(tenant_a):
 
 
 def test_same_key_same_request_replays_the_same_job(tenant_a):
-    doc = upload(tenant_a.client)
+    doc = upload_document(tenant_a.client)
     body = {"document_id": doc["id"], "options": {"priority": "interactive"}}
-    first = accept(tenant_a.client, "k-1", body)
-    again = accept(tenant_a.client, "k-1", body)
+    first = request_job(tenant_a.client, "k-1", body=body)
+    again = request_job(tenant_a.client, "k-1", body=body)
     assert again.status_code == 202, again.content
     assert again["Idempotent-Replayed"] == "true"
     assert again.json()["job_id"] == first.json()["job_id"]
@@ -84,21 +71,21 @@ def test_same_key_same_request_replays_the_same_job(tenant_a):
 
 
 def test_replay_answers_the_jobs_current_state(tenant_a):
-    doc = upload(tenant_a.client)
-    job_id = accept(tenant_a.client, "k-1", {"document_id": doc["id"]}).json()["job_id"]
+    doc = upload_document(tenant_a.client)
+    job_id = request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]}).json()["job_id"]
     ExtractionJob.objects.filter(pk=job_id).update(state=JobState.READY, state_version=2)
-    assert accept(tenant_a.client, "k-1", {"document_id": doc["id"]}).json()["state"] == JobState.READY
+    assert request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]}).json()["state"] == JobState.READY
 
 
 def test_defaults_written_out_are_the_same_request_as_defaults_omitted(tenant_a):
-    doc = upload(tenant_a.client)
-    first = accept(tenant_a.client, "k-1", {"document_id": doc["id"]})
+    doc = upload_document(tenant_a.client)
+    first = request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]})
     explicit = {
         "document_id": doc["id"].upper(),
         "schema": "invoice.v1",
         "options": {"model_policy": "default", "priority": "batch", "deadline_seconds": 24 * 3600},
     }
-    again = accept(tenant_a.client, "k-1", explicit)
+    again = request_job(tenant_a.client, "k-1", body=explicit)
     assert again.status_code == 202, again.content
     assert again.json()["job_id"] == first.json()["job_id"]
 
@@ -113,9 +100,9 @@ def test_defaults_written_out_are_the_same_request_as_defaults_omitted(tenant_a)
 )
 def test_same_key_other_options_is_409(tenant_a, settings, options):
     settings.MODEL_POLICIES = {**settings.MODEL_POLICIES, "precise": dict(settings.MODEL_POLICIES["default"])}
-    doc = upload(tenant_a.client)
-    first = accept(tenant_a.client, "k-1", {"document_id": doc["id"]})
-    conflict = accept(tenant_a.client, "k-1", {"document_id": doc["id"], "options": options})
+    doc = upload_document(tenant_a.client)
+    first = request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]})
+    conflict = request_job(tenant_a.client, "k-1", body={"document_id": doc["id"], "options": options})
     assert conflict.status_code == 409, conflict.content
     assert conflict["Content-Type"] == "application/problem+json"
     assert conflict.json()["type"] == "/problems/idempotency-key-conflict"
@@ -124,20 +111,20 @@ def test_same_key_other_options_is_409(tenant_a, settings, options):
 
 
 def test_same_key_other_document_is_409(tenant_a):
-    doc = upload(tenant_a.client)
-    other = upload(tenant_a.client, INVOICE + b"Page 2\n")
-    accept(tenant_a.client, "k-1", {"document_id": doc["id"]})
-    conflict = accept(tenant_a.client, "k-1", {"document_id": other["id"]})
+    doc = upload_document(tenant_a.client)
+    other = upload_document(tenant_a.client, SMALL_INVOICE + b"Page 2\n")
+    request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]})
+    conflict = request_job(tenant_a.client, "k-1", body={"document_id": other["id"]})
     assert conflict.status_code == 409, conflict.content
     assert written_rows() == (1, 1, 1)
 
 
 def test_same_key_after_the_document_version_changed_is_409(tenant_a):
-    doc = upload(tenant_a.client)
-    accept(tenant_a.client, "k-1", {"document_id": doc["id"]})
+    doc = upload_document(tenant_a.client)
+    request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]})
     # Same document id, new immutable object version: a different input, so a different request.
     Document.objects.filter(pk=doc["id"]).update(version=uuid.uuid4())
-    conflict = accept(tenant_a.client, "k-1", {"document_id": doc["id"]})
+    conflict = request_job(tenant_a.client, "k-1", body={"document_id": doc["id"]})
     assert conflict.status_code == 409, conflict.content
     assert written_rows() == (1, 1, 1)
 
@@ -182,8 +169,8 @@ def test_request_hash_covers_the_document_version(tenant_a):
 
 
 def test_same_key_in_two_tenants_makes_two_jobs(tenant_a, tenant_b):
-    a = accept(tenant_a.client, "shared-key", {"document_id": upload(tenant_a.client)["id"]})
-    b = accept(tenant_b.client, "shared-key", {"document_id": upload(tenant_b.client)["id"]})
+    a = request_job(tenant_a.client, "shared-key", body={"document_id": upload_document(tenant_a.client)["id"]})
+    b = request_job(tenant_b.client, "shared-key", body={"document_id": upload_document(tenant_b.client)["id"]})
     assert (a.status_code, b.status_code) == (202, 202)
     assert a.json()["job_id"] != b.json()["job_id"]
     assert "Idempotent-Replayed" not in b
@@ -191,8 +178,8 @@ def test_same_key_in_two_tenants_makes_two_jobs(tenant_a, tenant_b):
 
 
 def test_distinct_keys_make_distinct_jobs(tenant_a):
-    doc = upload(tenant_a.client)
-    ids = {accept(tenant_a.client, f"k-{n}", {"document_id": doc["id"]}).json()["job_id"] for n in range(3)}
+    doc = upload_document(tenant_a.client)
+    ids = {request_job(tenant_a.client, f"k-{n}", body={"document_id": doc["id"]}).json()["job_id"] for n in range(3)}
     assert len(ids) == 3
     assert written_rows() == (3, 3, 3)
     assert OutboxEvent.objects.filter(job_id__in=ids).count() == 3
@@ -211,7 +198,7 @@ def race(n: int, token: str, key: str, bodies: list[dict[str, Any]]) -> list[Any
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
         try:
             barrier.wait(timeout=10)
-            results[i] = accept(client, key, bodies[i])
+            results[i] = request_job(client, key, body=bodies[i])
         except Exception as exc:  # noqa: BLE001 - reported by the test, not lost in the thread
             results[i] = exc
         finally:
@@ -230,7 +217,7 @@ def race(n: int, token: str, key: str, bodies: list[dict[str, Any]]) -> list[Any
 
 @pytest.mark.django_db(transaction=True)
 def test_twenty_concurrent_identical_requests_make_one_job_and_one_outbox_row(tenant_a):
-    doc = upload(tenant_a.client)
+    doc = upload_document(tenant_a.client)
     responses = race(20, tenant_a.token, "race-1", [{"document_id": doc["id"]}] * 20)
     assert [r.status_code for r in responses] == [202] * 20
     assert len({r.json()["job_id"] for r in responses}) == 1
@@ -241,7 +228,7 @@ def test_twenty_concurrent_identical_requests_make_one_job_and_one_outbox_row(te
 
 @pytest.mark.django_db(transaction=True)
 def test_twenty_concurrent_same_key_different_bodies_make_one_job_and_nineteen_409(tenant_a):
-    doc = upload(tenant_a.client)
+    doc = upload_document(tenant_a.client)
     bodies = [{"document_id": doc["id"], "options": {"deadline_seconds": 3600 + i}} for i in range(20)]
     responses = race(20, tenant_a.token, "race-2", bodies)
     statuses = sorted(r.status_code for r in responses)

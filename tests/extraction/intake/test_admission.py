@@ -8,30 +8,17 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import Tenant, TenantUsage
 from extraction.models import ExtractionJob, JobEvent, OutboxEvent
-from tests.factories import make_tenant_context
+from tests.factories import SMALL_INVOICE, make_tenant_context, request_job, upload_document
 
-JOBS_URL = "/api/v1/extraction-jobs"
-INVOICE = b"Invoice 42\nSupplier: Acme\nTotal 10.00 EUR\n"
 # The default model policy reserves 6,000 tokens at 2,000 micros per 1,000 tokens.
 TOKENS_PER_JOB = 6000
 SPEND_PER_JOB = 12_000
-
-
-def upload(client: APIClient, content: bytes = INVOICE) -> dict[str, Any]:
-    response = client.post("/api/v1/documents", {"file": SimpleUploadedFile("i.txt", content)}, format="multipart")
-    assert response.status_code == 201, response.content
-    return response.json()
-
-
-def accept(client: APIClient, key: str, document_id: str):
-    return client.post(JOBS_URL, {"document_id": document_id}, format="json", HTTP_IDEMPOTENCY_KEY=key)
 
 
 def snapshot(tenant: Tenant) -> tuple[Any, ...]:
@@ -64,19 +51,19 @@ def assert_refused(response, *, status: int, problem_type: str) -> dict[str, Any
     ("limits", "limit_name"),
     [
         pytest.param({"max_pending_jobs": 1}, "pending_jobs", id="pending-jobs"),
-        pytest.param({"max_pending_bytes": len(INVOICE) * 2 - 1}, "pending_bytes", id="pending-bytes"),
+        pytest.param({"max_pending_bytes": len(SMALL_INVOICE) * 2 - 1}, "pending_bytes", id="pending-bytes"),
         pytest.param({"max_reserved_tokens": TOKENS_PER_JOB * 2 - 1}, "reserved_tokens", id="reserved-tokens"),
         pytest.param({"daily_spend_limit_micros": SPEND_PER_JOB * 2 - 1}, "daily_spend", id="daily-spend"),
     ],
 )
 def test_tenant_over_a_limit_gets_429_naming_it_and_nothing_is_written(tenant_a, limits, limit_name):
     set_limits(tenant_a.tenant, **limits)
-    doc = upload(tenant_a.client)
-    assert accept(tenant_a.client, "k-1", doc["id"]).status_code == 202  # room for exactly one
+    doc = upload_document(tenant_a.client)
+    assert request_job(tenant_a.client, "k-1", doc["id"]).status_code == 202  # room for exactly one
     before = snapshot(tenant_a.tenant)
 
     body = assert_refused(
-        accept(tenant_a.client, "k-2", doc["id"]), status=429, problem_type="/problems/tenant-limit-exceeded"
+        request_job(tenant_a.client, "k-2", doc["id"]), status=429, problem_type="/problems/tenant-limit-exceeded"
     )
     assert body["limit"] == limit_name
     assert limit_name in body["detail"]
@@ -86,10 +73,10 @@ def test_tenant_over_a_limit_gets_429_naming_it_and_nothing_is_written(tenant_a,
 
 def test_a_refused_key_can_be_used_once_room_frees_up(tenant_a):
     set_limits(tenant_a.tenant, max_pending_jobs=0)
-    doc = upload(tenant_a.client)
-    assert accept(tenant_a.client, "k-1", doc["id"]).status_code == 429
+    doc = upload_document(tenant_a.client)
+    assert request_job(tenant_a.client, "k-1", doc["id"]).status_code == 429
     set_limits(tenant_a.tenant, max_pending_jobs=1)
-    response = accept(tenant_a.client, "k-1", doc["id"])
+    response = request_job(tenant_a.client, "k-1", doc["id"])
     assert response.status_code == 202, response.content
     assert "Idempotent-Replayed" not in response
 
@@ -99,9 +86,9 @@ def test_spend_already_made_today_counts_against_the_daily_limit(tenant_a):
     TenantUsage.objects.filter(tenant=tenant_a.tenant).update(
         spend_day=timezone.now().date(), spent_today_micros=SPEND_PER_JOB * 10 - SPEND_PER_JOB + 1
     )
-    doc = upload(tenant_a.client)
+    doc = upload_document(tenant_a.client)
     body = assert_refused(
-        accept(tenant_a.client, "k-1", doc["id"]), status=429, problem_type="/problems/tenant-limit-exceeded"
+        request_job(tenant_a.client, "k-1", doc["id"]), status=429, problem_type="/problems/tenant-limit-exceeded"
     )
     assert body["limit"] == "daily_spend"
 
@@ -110,23 +97,23 @@ def test_yesterdays_spend_does_not_count_today(tenant_a):
     set_limits(tenant_a.tenant, daily_spend_limit_micros=SPEND_PER_JOB)
     yesterday = timezone.now().date() - timedelta(days=1)
     TenantUsage.objects.filter(tenant=tenant_a.tenant).update(spend_day=yesterday, spent_today_micros=SPEND_PER_JOB)
-    doc = upload(tenant_a.client)
-    assert accept(tenant_a.client, "k-1", doc["id"]).status_code == 202
+    doc = upload_document(tenant_a.client)
+    assert request_job(tenant_a.client, "k-1", doc["id"]).status_code == 202
 
 
 def test_one_tenant_at_its_limit_does_not_limit_another(tenant_a, tenant_b):
     set_limits(tenant_a.tenant, max_pending_jobs=0)
-    assert accept(tenant_a.client, "k-1", upload(tenant_a.client)["id"]).status_code == 429
-    assert accept(tenant_b.client, "k-1", upload(tenant_b.client)["id"]).status_code == 202
+    assert request_job(tenant_a.client, "k-1", upload_document(tenant_a.client)["id"]).status_code == 429
+    assert request_job(tenant_b.client, "k-1", upload_document(tenant_b.client)["id"]).status_code == 202
 
 
 def test_replay_of_an_accepted_key_is_202_while_the_tenant_is_at_its_limit(tenant_a):
     set_limits(tenant_a.tenant, max_pending_jobs=1)
-    doc = upload(tenant_a.client)
-    first = accept(tenant_a.client, "k-1", doc["id"])
-    assert accept(tenant_a.client, "k-2", doc["id"]).status_code == 429
+    doc = upload_document(tenant_a.client)
+    first = request_job(tenant_a.client, "k-1", doc["id"])
+    assert request_job(tenant_a.client, "k-2", doc["id"]).status_code == 429
     before = snapshot(tenant_a.tenant)
-    replay = accept(tenant_a.client, "k-1", doc["id"])
+    replay = request_job(tenant_a.client, "k-1", doc["id"])
     assert replay.status_code == 202, replay.content
     assert replay["Idempotent-Replayed"] == "true"
     assert replay.json()["job_id"] == first.json()["job_id"]
@@ -134,38 +121,38 @@ def test_replay_of_an_accepted_key_is_202_while_the_tenant_is_at_its_limit(tenan
 
 
 def test_global_backlog_over_its_bound_is_503_and_nothing_is_written(tenant_a, tenant_b, settings):
-    accept(tenant_b.client, "k-1", upload(tenant_b.client)["id"])
+    request_job(tenant_b.client, "k-1", upload_document(tenant_b.client)["id"])
     settings.GLOBAL_MAX_PENDING_JOBS = 1  # tenant_b's job fills the system
-    doc = upload(tenant_a.client)
+    doc = upload_document(tenant_a.client)
     before = snapshot(tenant_a.tenant)
     assert_refused(
-        accept(tenant_a.client, "k-1", doc["id"]), status=503, problem_type="/problems/accept-capacity-exhausted"
+        request_job(tenant_a.client, "k-1", doc["id"]), status=503, problem_type="/problems/accept-capacity-exhausted"
     )
     assert snapshot(tenant_a.tenant) == before
 
 
 def test_replay_is_202_while_the_system_is_over_its_backlog_bound(tenant_a, settings):
-    doc = upload(tenant_a.client)
-    first = accept(tenant_a.client, "k-1", doc["id"])
+    doc = upload_document(tenant_a.client)
+    first = request_job(tenant_a.client, "k-1", doc["id"])
     settings.GLOBAL_MAX_PENDING_JOBS = 1
-    replay = accept(tenant_a.client, "k-1", doc["id"])
+    replay = request_job(tenant_a.client, "k-1", doc["id"])
     assert replay.status_code == 202, replay.content
     assert replay.json()["job_id"] == first.json()["job_id"]
-    assert accept(tenant_a.client, "k-2", doc["id"]).status_code == 503
+    assert request_job(tenant_a.client, "k-2", doc["id"]).status_code == 503
 
 
 def test_same_key_other_request_is_still_409_while_over_the_backlog_bound(tenant_a, settings):
-    doc = upload(tenant_a.client)
-    accept(tenant_a.client, "k-1", doc["id"])
+    doc = upload_document(tenant_a.client)
+    request_job(tenant_a.client, "k-1", doc["id"])
     settings.GLOBAL_MAX_PENDING_JOBS = 1
-    other = upload(tenant_a.client, INVOICE + b"p2")
-    assert accept(tenant_a.client, "k-1", other["id"]).status_code == 409
+    other = upload_document(tenant_a.client, SMALL_INVOICE + b"p2")
+    assert request_job(tenant_a.client, "k-1", other["id"]).status_code == 409
 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_accepts_never_pass_the_pending_jobs_limit(db):
     tenant = make_tenant_context("racer", max_pending_jobs=5)
-    doc = upload(tenant.client)
+    doc = upload_document(tenant.client)
     barrier = threading.Barrier(20)
     statuses: list[Any] = [None] * 20
 
@@ -174,7 +161,7 @@ def test_concurrent_accepts_never_pass_the_pending_jobs_limit(db):
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {tenant.token}")
         try:
             barrier.wait(timeout=10)
-            statuses[i] = accept(client, f"k-{i}", doc["id"]).status_code
+            statuses[i] = request_job(client, f"k-{i}", doc["id"]).status_code
         except Exception as exc:  # noqa: BLE001 - reported by the test, not lost in the thread
             statuses[i] = exc
         finally:

@@ -24,9 +24,7 @@ from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
 from extraction.intake.text import DocumentText, extract_document_text
 from extraction.models import (
-    DocumentText as DocumentTextRow,
-)
-from extraction.models import (
+    ExtractedText,
     ExtractionJob,
     ExtractionResult,
     JobState,
@@ -81,7 +79,7 @@ def job_in_review(
     )
     assert outcome.review_required, "the test job must need review"
     document = make_document(tenant, content=b"%PDF-1.7 " + uuid.uuid4().hex.encode(), filename="invoice.pdf")
-    DocumentTextRow.objects.create(
+    ExtractedText.objects.create(
         document=document,
         pages=list(document_text.pages),
         source=document_text.source,
@@ -126,7 +124,7 @@ def _tenant_knowing_elektron() -> Tenant:
 
 
 @pytest.fixture
-def tenant(db) -> Tenant:
+def elektron_buyer(db) -> Tenant:
     return _tenant_knowing_elektron()
 
 
@@ -139,9 +137,9 @@ def committed_tenant(transactional_db) -> Tenant:
 # --- approve / reject --------------------------------------------------------------------------------
 
 
-def test_review_required_job_gets_no_completed_event_until_approved(tenant):
-    job = job_in_review(tenant)
-    reviewer = staff(tenant)
+def test_review_required_job_gets_no_completed_event_until_approved(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    reviewer = staff(elektron_buyer)
     assert job.state == JobState.REVIEW_REQUIRED
     assert "extraction.completed.v1" not in events(job)
     assert events(job) == ["extraction.requested.v1", "extraction.review_required.v1"]
@@ -156,9 +154,9 @@ def test_review_required_job_gets_no_completed_event_until_approved(tenant):
     assert events(job).count("extraction.completed.v1") == 1
 
 
-def test_approval_with_a_correction_is_revalidated_and_audited(tenant):
-    job = job_in_review(tenant)
-    reviewer = staff(tenant)
+def test_approval_with_a_correction_is_revalidated_and_audited(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    reviewer = staff(elektron_buyer)
 
     result = review.approve_review(
         job_id=job.pk,
@@ -184,14 +182,16 @@ def test_approval_with_a_correction_is_revalidated_and_audited(tenant):
     assert decision.comment == "misread total"
 
 
-def test_a_v2_job_in_review_shows_its_allowances_and_is_approved_as_v2(tenant):
+def test_a_v2_job_in_review_shows_its_allowances_and_is_approved_as_v2(elektron_buyer):
     invoice = read_einvoice(RABATTE.read_bytes())
     rendering = render(invoice)
     output = with_gross(invoice_answer(invoice, rendering, page=1, schema="invoice.v2"), "999.00")
     supplier = output["supplier"]
-    Supplier.objects.create(tenant=tenant, name=supplier["name"]["value"], vat_id=supplier["vat_id"]["value"], iban="")
+    Supplier.objects.create(
+        tenant=elektron_buyer, name=supplier["name"]["value"], vat_id=supplier["vat_id"]["value"], iban=""
+    )
     job = job_in_review(
-        tenant,
+        elektron_buyer,
         document_text=DocumentText(pages=(rendering.text,), source="einvoice_xml", einvoice_page=1),
         output=output,
         schema="invoice.v2",
@@ -201,7 +201,7 @@ def test_a_v2_job_in_review_shows_its_allowances_and_is_approved_as_v2(tenant):
         "amount_due_mismatch",
         "evidence_value_mismatch",
     ]
-    reviewer = staff(tenant)
+    reviewer = staff(elektron_buyer)
     client = Client()
     client.force_login(reviewer)
 
@@ -221,12 +221,12 @@ def test_a_v2_job_in_review_shows_its_allowances_and_is_approved_as_v2(tenant):
     assert stored.validation["reasons"] == []
 
 
-def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(tenant):
-    job = job_in_review(tenant)
+def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(elektron_buyer):
+    job = job_in_review(elektron_buyer)
 
     result = review.approve_review(
         job_id=job.pk,
-        reviewer=staff(tenant),
+        reviewer=staff(elektron_buyer),
         seen_state_version=job.state_version,
         corrections={"totals.gross": "310.00"},
     )
@@ -239,12 +239,12 @@ def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(ten
     assert "extraction.completed.v1" not in events(job)
 
 
-def test_correction_is_checked_against_master_data_too(tenant):
-    job = job_in_review(tenant)
+def test_correction_is_checked_against_master_data_too(elektron_buyer):
+    job = job_in_review(elektron_buyer)
 
     result = review.approve_review(
         job_id=job.pk,
-        reviewer=staff(tenant),
+        reviewer=staff(elektron_buyer),
         seen_state_version=job.state_version,
         corrections={"totals.gross": "300.00", "supplier.iban": "DE89370400440532013000"},
     )
@@ -253,9 +253,9 @@ def test_correction_is_checked_against_master_data_too(tenant):
     assert result.reasons == ["supplier_iban_mismatch"]
 
 
-def test_approving_unchanged_failing_result_needs_an_override_with_a_comment(tenant):
-    job = job_in_review(tenant)
-    reviewer = staff(tenant)
+def test_approving_unchanged_failing_result_needs_an_override_with_a_comment(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    reviewer = staff(elektron_buyer)
     seen = job.state_version
 
     plain = review.approve_review(job_id=job.pk, reviewer=reviewer, seen_state_version=seen)
@@ -276,9 +276,9 @@ def test_approving_unchanged_failing_result_needs_an_override_with_a_comment(ten
     assert "totals_sum_mismatch" in audit["overridden_reasons"]
 
 
-def test_reject_fails_the_job_terminally_and_it_is_never_delivered(tenant):
-    job = job_in_review(tenant)
-    reviewer = staff(tenant)
+def test_reject_fails_the_job_terminally_and_it_is_never_delivered(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    reviewer = staff(elektron_buyer)
 
     result = review.reject_review(
         job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version, comment="not our invoice"
@@ -292,8 +292,8 @@ def test_reject_fails_the_job_terminally_and_it_is_never_delivered(tenant):
     assert decision.decision == "rejected" and decision.after is None and decision.comment == "not our invoice"
 
 
-def test_reviewer_of_another_tenant_cannot_decide(tenant):
-    job = job_in_review(tenant)
+def test_reviewer_of_another_tenant_cannot_decide(elektron_buyer):
+    job = job_in_review(elektron_buyer)
     outsider = staff(make_tenant(unique_slug("o")))
 
     result = review.reject_review(job_id=job.pk, reviewer=outsider, seen_state_version=job.state_version)
@@ -363,13 +363,13 @@ def logged_in(user) -> Client:
     return client
 
 
-def test_reviewer_sees_only_own_tenants_review_jobs_oldest_first(tenant):
+def test_reviewer_sees_only_own_tenants_review_jobs_oldest_first(elektron_buyer):
     other = make_tenant(unique_slug("b"))
-    first, theirs, second = job_in_review(tenant), job_in_review(other), job_in_review(tenant)
+    first, theirs, second = job_in_review(elektron_buyer), job_in_review(other), job_in_review(elektron_buyer)
     # One test transaction means one now(): give the jobs their arrival order explicitly.
     for age, job in ((3, first), (2, theirs), (1, second)):
         ExtractionJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=age))
-    client = logged_in(staff(tenant))
+    client = logged_in(staff(elektron_buyer))
 
     page = client.get(QUEUE_URL)
 
@@ -384,24 +384,24 @@ def test_reviewer_sees_only_own_tenants_review_jobs_oldest_first(tenant):
     assert str(first.pk) in changelist and str(theirs.pk) not in changelist
 
 
-def test_superuser_sees_every_tenants_queue(tenant):
+def test_superuser_sees_every_tenants_queue(elektron_buyer):
     other = make_tenant(unique_slug("b"))
-    mine, theirs = job_in_review(tenant), job_in_review(other)
+    mine, theirs = job_in_review(elektron_buyer), job_in_review(other)
 
     body = logged_in(staff(None, superuser=True)).get(QUEUE_URL).content.decode()
 
     assert str(mine.pk) in body and str(theirs.pk) in body
 
 
-def test_members_without_the_reviewer_role_do_not_get_the_queue(tenant):
-    job = job_in_review(tenant)
-    client = logged_in(staff(tenant, Role.MEMBER))
+def test_members_without_the_reviewer_role_do_not_get_the_queue(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    client = logged_in(staff(elektron_buyer, Role.MEMBER))
 
     assert client.get(QUEUE_URL).status_code == 404
     assert client.get(f"/admin/extraction/extractionjob/{job.pk}/review/").status_code == 404
 
 
-def test_review_screen_shows_fields_and_escaped_document_with_highlighted_evidence(tenant):
+def test_review_screen_shows_fields_and_escaped_document_with_highlighted_evidence(elektron_buyer):
     hostile = (
         "<script>alert('x')</script>\nLieferant <img src=x onerror=alert(1)> GmbH\nInvoice number: R-1\nTotal: 119.00\n"
     )
@@ -413,9 +413,9 @@ def test_review_screen_shows_fields_and_escaped_document_with_highlighted_eviden
         "value": hostile[start:end],
         "evidence": {"page": 1, "start": start, "end": end, "quote": hostile[start:end]},
     }
-    job = job_in_review(tenant, pages=(hostile,), output=answer)
+    job = job_in_review(elektron_buyer, pages=(hostile,), output=answer)
 
-    page = logged_in(staff(tenant)).get(f"/admin/extraction/extractionjob/{job.pk}/review/")
+    page = logged_in(staff(elektron_buyer)).get(f"/admin/extraction/extractionjob/{job.pk}/review/")
 
     body = page.content.decode()
     assert page.status_code == 200
@@ -429,9 +429,9 @@ def test_review_screen_shows_fields_and_escaped_document_with_highlighted_eviden
     assert f'name="state_version" value="{job.state_version}"' in body
 
 
-def test_approve_through_the_admin_with_a_corrected_field(tenant):
-    job = job_in_review(tenant)
-    client = logged_in(staff(tenant))
+def test_approve_through_the_admin_with_a_corrected_field(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    client = logged_in(staff(elektron_buyer))
 
     response = client.post(
         f"/admin/extraction/extractionjob/{job.pk}/review/",
@@ -448,9 +448,9 @@ def test_approve_through_the_admin_with_a_corrected_field(tenant):
     assert job.state == JobState.SUCCEEDED
 
 
-def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(tenant):
-    job = job_in_review(tenant)
-    client = logged_in(staff(tenant))
+def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    client = logged_in(staff(elektron_buyer))
 
     response = client.post(
         f"/admin/extraction/extractionjob/{job.pk}/review/",
@@ -467,9 +467,9 @@ def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(ten
     assert 'name="field:totals.gross" value="310.00"' in body
 
 
-def test_second_reviewer_in_the_admin_gets_a_clear_message(tenant):
-    job = job_in_review(tenant)
-    first, second = logged_in(staff(tenant)), logged_in(staff(tenant))
+def test_second_reviewer_in_the_admin_gets_a_clear_message(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    first, second = logged_in(staff(elektron_buyer)), logged_in(staff(elektron_buyer))
     form = {"state_version": job.state_version, "action": "reject", "comment": "duplicate"}
 
     assert first.post(f"/admin/extraction/extractionjob/{job.pk}/review/", form).status_code == 302
@@ -479,9 +479,9 @@ def test_second_reviewer_in_the_admin_gets_a_clear_message(tenant):
     assert ReviewDecision.objects.filter(job_id=job.pk).count() == 1
 
 
-def test_operator_sees_the_tenants_jobs_read_only_with_a_link_to_the_queue(tenant):
-    job = job_in_review(tenant)
-    client = logged_in(staff(tenant, Role.OPERATOR))
+def test_operator_sees_the_tenants_jobs_read_only_with_a_link_to_the_queue(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    client = logged_in(staff(elektron_buyer, Role.OPERATOR))
 
     changelist = client.get("/admin/extraction/extractionjob/")
     detail = client.get(f"/admin/extraction/extractionjob/{job.pk}/change/")

@@ -12,6 +12,7 @@ from accounts.models import create_tenant
 from extraction.intake.text import DocumentText
 from extraction.models import Supplier
 from extraction.providers.builtin import extract_invoice
+from extraction.validation.evidence import printed_dates
 from extraction.validation.locale import (
     CURRENCY_CODES,
     CURRENCY_SIGNS,
@@ -21,7 +22,7 @@ from extraction.validation.locale import (
     number_readings,
     read_number,
 )
-from extraction.validation.policy import printed_dates, validate_extraction
+from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import parse_invoice_v1
 
 # --- two-digit years -----------------------------------------------------------------------------

@@ -20,22 +20,22 @@ CHECKSUM_MESSAGE = f"iban '{BAD_IBAN}' is not a valid IBAN (The number's checksu
 
 
 @pytest.fixture
-def tenant(db) -> Tenant:
+def buyer(db) -> Tenant:
     return create_tenant(slug="acme-buyer")
 
 
 @pytest.fixture(params=["superuser", "operator"])
-def admin_user(request, tenant) -> tuple[Client, dict[str, str]]:
+def admin_user(request, buyer) -> tuple[Client, dict[str, str]]:
     """A logged-in admin client and the form fields its add form needs besides the supplier's."""
     superuser = request.param == "superuser"
     user = get_user_model().objects.create_user(
         username=f"u-{uuid.uuid4().hex[:8]}", password="pw", is_staff=True, is_superuser=superuser
     )
     if not superuser:
-        Membership.objects.create(user=user, tenant=tenant, role=Role.OPERATOR)
+        Membership.objects.create(user=user, tenant=buyer, role=Role.OPERATOR)
     client = Client()
     client.force_login(user)
-    return client, {"tenant": str(tenant.pk)} if superuser else {}
+    return client, {"tenant": str(buyer.pk)} if superuser else {}
 
 
 def add_in_admin(admin_user, **supplier: str):
@@ -61,21 +61,21 @@ def test_admin_refuses_a_vat_id_without_a_country_prefix(admin_user):
     assert not Supplier.objects.exists()
 
 
-def test_import_refuses_a_vat_id_without_a_country_prefix_with_the_admins_message(tenant):
-    assert import_rows(tenant, "Lieferant GmbH,12345,") == [f"line 2: {SHAPE_MESSAGE}"]
+def test_import_refuses_a_vat_id_without_a_country_prefix_with_the_admins_message(buyer):
+    assert import_rows(buyer, "Lieferant GmbH,12345,") == [f"line 2: {SHAPE_MESSAGE}"]
     assert not Supplier.objects.exists()
 
 
-def test_admin_stores_a_spaced_lower_case_vat_id_normalized(admin_user, tenant):
+def test_admin_stores_a_spaced_lower_case_vat_id_normalized(admin_user, buyer):
     response = add_in_admin(admin_user, vat_id=" de 136 695 976 ")
 
     assert response.status_code == 302, response.context["adminform"].form.errors
-    assert list(Supplier.objects.values_list("tenant_id", "vat_id")) == [(tenant.pk, "DE136695976")]
+    assert list(Supplier.objects.values_list("tenant_id", "vat_id")) == [(buyer.pk, "DE136695976")]
 
 
-def test_import_stores_a_spaced_lower_case_vat_id_normalized(tenant):
-    assert import_rows(tenant, 'Lieferant GmbH," de 136 695 976 ",') == []
-    assert list(Supplier.objects.values_list("tenant_id", "vat_id")) == [(tenant.pk, "DE136695976")]
+def test_import_stores_a_spaced_lower_case_vat_id_normalized(buyer):
+    assert import_rows(buyer, 'Lieferant GmbH," de 136 695 976 ",') == []
+    assert list(Supplier.objects.values_list("tenant_id", "vat_id")) == [(buyer.pk, "DE136695976")]
 
 
 def test_admin_refuses_an_iban_with_a_bad_checksum(admin_user):
@@ -85,8 +85,8 @@ def test_admin_refuses_an_iban_with_a_bad_checksum(admin_user):
     assert not Supplier.objects.exists()
 
 
-def test_import_refuses_an_iban_with_a_bad_checksum_with_the_admins_message(tenant):
-    assert import_rows(tenant, f"Lieferant GmbH,DE136695976,{BAD_IBAN}") == [f"line 2: {CHECKSUM_MESSAGE}"]
+def test_import_refuses_an_iban_with_a_bad_checksum_with_the_admins_message(buyer):
+    assert import_rows(buyer, f"Lieferant GmbH,DE136695976,{BAD_IBAN}") == [f"line 2: {CHECKSUM_MESSAGE}"]
     assert not Supplier.objects.exists()
 
 
@@ -110,8 +110,8 @@ def test_admin_accepts_a_full_length_iban_typed_in_groups(admin_user):
     assert Supplier.objects.get().iban == "MT84MALT011000012345MTLCAST001S"
 
 
-def test_admin_refuses_a_vat_id_that_normalizes_to_an_existing_one(admin_user, tenant):
-    Supplier.objects.create(tenant=tenant, name="Lieferant GmbH", vat_id="DE136695976")
+def test_admin_refuses_a_vat_id_that_normalizes_to_an_existing_one(admin_user, buyer):
+    Supplier.objects.create(tenant=buyer, name="Lieferant GmbH", vat_id="DE136695976")
 
     response = add_in_admin(admin_user, name="Other GmbH", vat_id="de 136.695.976")
 

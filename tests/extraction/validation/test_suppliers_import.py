@@ -16,7 +16,7 @@ from extraction.models import Supplier
 
 
 @pytest.fixture
-def tenant(db) -> Tenant:
+def buyer(db) -> Tenant:
     return create_tenant(slug="acme-buyer")
 
 
@@ -32,7 +32,7 @@ def run_import(slug: str, path: Path, capsys) -> tuple[str, str]:
     return captured.out, captured.err
 
 
-def test_import_creates_suppliers_with_normalized_ids(tenant, tmp_path, capsys):
+def test_import_creates_suppliers_with_normalized_ids(buyer, tmp_path, capsys):
     path = write(
         tmp_path,
         "name,vat_id,iban\n"
@@ -43,13 +43,13 @@ def test_import_creates_suppliers_with_normalized_ids(tenant, tmp_path, capsys):
     out, _ = run_import("acme-buyer", path, capsys)
 
     assert "2 created, 0 updated, 0 unchanged" in out
-    rows = {s.vat_id: s for s in Supplier.objects.filter(tenant=tenant)}
+    rows = {s.vat_id: s for s in Supplier.objects.filter(tenant=buyer)}
     assert rows["DE136695976"].name == "Lieferant GmbH"
     assert rows["DE136695976"].iban == "DE02120300000000202051"
     assert rows["NL810433941B01"].iban == ""
 
 
-def test_reimport_updates_by_vat_id_and_counts_unchanged_rows(tenant, tmp_path, capsys):
+def test_reimport_updates_by_vat_id_and_counts_unchanged_rows(buyer, tmp_path, capsys):
     run_import(
         "acme-buyer", write(tmp_path, "name,vat_id,iban\nOld Name GmbH,DE136695976,\nSame AG,DE811193231,\n"), capsys
     )
@@ -64,13 +64,13 @@ def test_reimport_updates_by_vat_id_and_counts_unchanged_rows(tenant, tmp_path, 
     )
 
     assert "0 created, 1 updated, 1 unchanged" in out
-    supplier = Supplier.objects.get(tenant=tenant, vat_id="DE136695976")
+    supplier = Supplier.objects.get(tenant=buyer, vat_id="DE136695976")
     assert (supplier.name, supplier.iban) == ("New Name GmbH", "DE02120300000000202051")
-    assert Supplier.objects.filter(tenant=tenant).count() == 2
+    assert Supplier.objects.filter(tenant=buyer).count() == 2
 
 
-def test_bad_rows_are_reported_by_line_number_and_nothing_is_imported(tenant, tmp_path, capsys):
-    Supplier.objects.create(tenant=tenant, name="Kept GmbH", vat_id="DE136695976")
+def test_bad_rows_are_reported_by_line_number_and_nothing_is_imported(buyer, tmp_path, capsys):
+    Supplier.objects.create(tenant=buyer, name="Kept GmbH", vat_id="DE136695976")
     path = write(
         tmp_path,
         "name,vat_id,iban\n"
@@ -91,10 +91,10 @@ def test_bad_rows_are_reported_by_line_number_and_nothing_is_imported(tenant, tm
     assert "line 5: vat_id DE811193231 repeats line 2" in err
     assert "line 6: vat_id is empty" in err
     assert "line 2" not in err.replace("repeats line 2", "")
-    assert list(Supplier.objects.filter(tenant=tenant).values_list("name", flat=True)) == ["Kept GmbH"]
+    assert list(Supplier.objects.filter(tenant=buyer).values_list("name", flat=True)) == ["Kept GmbH"]
 
 
-def test_file_without_the_required_columns_is_refused(tenant, tmp_path, capsys):
+def test_file_without_the_required_columns_is_refused(buyer, tmp_path, capsys):
     with pytest.raises(CommandError):
         call_command("import_suppliers", "acme-buyer", str(write(tmp_path, "name,vat\nA GmbH,DE136695976\n")))
 
@@ -107,7 +107,7 @@ def test_unknown_tenant_is_refused(db, tmp_path):
         call_command("import_suppliers", "nobody", str(write(tmp_path, "name,vat_id,iban\n")))
 
 
-def test_same_vat_id_in_two_tenants_are_two_suppliers(tenant, tmp_path, capsys):
+def test_same_vat_id_in_two_tenants_are_two_suppliers(buyer, tmp_path, capsys):
     other = create_tenant(slug="other-buyer")
     path = write(tmp_path, "name,vat_id,iban\nLieferant GmbH,DE136695976,\n")
 
@@ -132,8 +132,8 @@ def staff_client(tenant: Tenant | None, role: str, *, superuser: bool = False) -
     return client
 
 
-def test_operator_adds_a_supplier_to_own_tenant_normalized(tenant):
-    client = staff_client(tenant, Role.OPERATOR)
+def test_operator_adds_a_supplier_to_own_tenant_normalized(buyer):
+    client = staff_client(buyer, Role.OPERATOR)
 
     response = client.post(
         "/admin/extraction/supplier/add/",
@@ -143,16 +143,16 @@ def test_operator_adds_a_supplier_to_own_tenant_normalized(tenant):
     assert response.status_code == 302, response.content.decode()[:2000]
     supplier = Supplier.objects.get()
     assert (supplier.tenant_id, supplier.name, supplier.vat_id, supplier.iban) == (
-        tenant.pk,
+        buyer.pk,
         "Lieferant GmbH",
         "DE136695976",
         "DE02120300000000202051",
     )
 
 
-def test_admin_refuses_a_duplicate_vat_id_and_a_bad_iban(tenant):
-    Supplier.objects.create(tenant=tenant, name="Lieferant GmbH", vat_id="DE136695976")
-    client = staff_client(tenant, Role.OPERATOR)
+def test_admin_refuses_a_duplicate_vat_id_and_a_bad_iban(buyer):
+    Supplier.objects.create(tenant=buyer, name="Lieferant GmbH", vat_id="DE136695976")
+    client = staff_client(buyer, Role.OPERATOR)
 
     duplicate = client.post("/admin/extraction/supplier/add/", {"name": "X", "vat_id": "DE136695976", "iban": ""})
     bad_iban = client.post(
@@ -168,11 +168,11 @@ def test_admin_refuses_a_duplicate_vat_id_and_a_bad_iban(tenant):
     assert Supplier.objects.count() == 1
 
 
-def test_supplier_pages_are_tenant_scoped_and_reviewers_only_read(tenant):
+def test_supplier_pages_are_tenant_scoped_and_reviewers_only_read(buyer):
     other = create_tenant(slug="other-buyer")
-    mine = Supplier.objects.create(tenant=tenant, name="Mine GmbH", vat_id="DE136695976")
+    mine = Supplier.objects.create(tenant=buyer, name="Mine GmbH", vat_id="DE136695976")
     theirs = Supplier.objects.create(tenant=other, name="Theirs GmbH", vat_id="DE811193231")
-    reviewer = staff_client(tenant, Role.REVIEWER)
+    reviewer = staff_client(buyer, Role.REVIEWER)
 
     listing = reviewer.get("/admin/extraction/supplier/").content.decode()
 
@@ -191,9 +191,9 @@ def test_supplier_pages_are_tenant_scoped_and_reviewers_only_read(tenant):
     assert mine.name == "Mine GmbH"
 
 
-def test_csv_export_writes_the_import_format(tenant):
-    Supplier.objects.create(tenant=tenant, name="=HYPERLINK(evil)", vat_id="DE136695976", iban="DE02120300000000202051")
-    client = staff_client(tenant, Role.OPERATOR)
+def test_csv_export_writes_the_import_format(buyer):
+    Supplier.objects.create(tenant=buyer, name="=HYPERLINK(evil)", vat_id="DE136695976", iban="DE02120300000000202051")
+    client = staff_client(buyer, Role.OPERATOR)
 
     response = client.post(
         "/admin/extraction/supplier/",

@@ -19,12 +19,11 @@ from eval.render_invoice_xml import render_invoice_xml
 from extraction.intake.text import DocumentText, extract_document_text
 from extraction.models import Supplier
 from extraction.providers.builtin import extract_invoice
+from extraction.validation.evidence import printed_dates, printed_numbers
 from extraction.validation.policy import (
     CHECKS,
     POLICY_VERSION,
     ValidationOutcome,
-    printed_dates,
-    printed_numbers,
     round_money,
     validate_extraction,
 )
@@ -86,7 +85,7 @@ def _evidence(output: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def tenant(db) -> Tenant:
+def buyer(db) -> Tenant:
     return create_tenant(slug="validation")
 
 
@@ -113,11 +112,11 @@ def check(outcome: ValidationOutcome, name: str) -> dict[str, Any]:
 # --- the whole policy on correct answers -------------------------------------------------------------
 
 
-def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_order(tenant):
+def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_order(buyer):
     document, output = pdf_case(ELEKTRON)
-    knows_supplier_of(tenant, output)
+    knows_supplier_of(buyer, output)
 
-    outcome = validate(output, document, tenant)
+    outcome = validate(output, document, buyer)
 
     assert outcome.review_required is False, outcome.failed()
     assert outcome.reasons == []
@@ -148,11 +147,11 @@ def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_or
 
 
 @pytest.mark.parametrize("relative", [NORWAY, CREDIT_NOTE, NEGATIVE, MINIMUM, FORINT])
-def test_ground_truth_of_real_invoices_passes(tenant, relative):
+def test_ground_truth_of_real_invoices_passes(buyer, relative):
     document, truth = xml_case(relative)
-    knows_supplier_of(tenant, truth)
+    knows_supplier_of(buyer, truth)
 
-    outcome = validate(truth, document, tenant)
+    outcome = validate(truth, document, buyer)
 
     assert outcome.review_required is False, outcome.failed()
 
@@ -160,38 +159,38 @@ def test_ground_truth_of_real_invoices_passes(tenant, relative):
 # --- arithmetic ------------------------------------------------------------------------------------
 
 
-def test_gross_total_that_is_not_net_plus_tax_is_blocked(tenant):
+def test_gross_total_that_is_not_net_plus_tax_is_blocked(buyer):
     document, output = pdf_case(EINFACH)
-    knows_supplier_of(tenant, output)
+    knows_supplier_of(buyer, output)
 
-    outcome = validate(changed(output, "totals.gross", "539.87"), document, tenant)
+    outcome = validate(changed(output, "totals.gross", "539.87"), document, buyer)
 
     assert outcome.review_required
     assert "totals_sum_mismatch" in outcome.reasons
     assert check(outcome, "totals_sum")["detail"]["net_plus_tax"] == "529.87"
 
 
-def test_line_nets_that_do_not_add_up_to_the_net_total_are_blocked(tenant):
+def test_line_nets_that_do_not_add_up_to_the_net_total_are_blocked(buyer):
     document, output = pdf_case(EINFACH)
-    knows_supplier_of(tenant, output)
+    knows_supplier_of(buyer, output)
     assert output["lines"][0]["net_amount"]["value"] == "198.00"
 
-    outcome = validate(changed(output, "lines[0].net_amount", "189.00"), document, tenant)
+    outcome = validate(changed(output, "lines[0].net_amount", "189.00"), document, buyer)
 
     assert "lines_sum_mismatch" in outcome.reasons
     assert check(outcome, "lines_sum")["detail"]["sum_of_lines"] == "464.00"
 
 
-def test_multi_rate_tax_is_computed_per_rate_group(tenant):
+def test_multi_rate_tax_is_computed_per_rate_group(buyer):
     document, truth = xml_case(NORWAY)
-    knows_supplier_of(tenant, truth)
+    knows_supplier_of(buyer, truth)
 
-    passed = check(validate(truth, document, tenant), "tax_by_rate")
+    passed = check(validate(truth, document, buyer), "tax_by_rate")
     # Tax one krone too high while gross and amount due still add up: only the rate groups tell.
     wrong = changed(
         changed(changed(truth, "totals.tax", "366.28"), "totals.gross", "1802.78"), "totals.amount_due", "802.78"
     )
-    failed = validate(wrong, document, tenant)
+    failed = validate(wrong, document, buyer)
 
     assert passed["status"] == "passed"
     assert passed["detail"]["tax_by_rate"] == {"0": "0.00", "15": "0.15", "25": "365.13"}
@@ -199,31 +198,31 @@ def test_multi_rate_tax_is_computed_per_rate_group(tenant):
     assert check(failed, "totals_sum")["status"] == "passed"
 
 
-def test_two_rate_pdf_invoice_tax_matches_its_groups(tenant):
+def test_two_rate_pdf_invoice_tax_matches_its_groups(buyer):
     document, output = pdf_case(EINFACH)
 
-    result = check(validate(output, document, tenant), "tax_by_rate")
+    result = check(validate(output, document, buyer), "tax_by_rate")
 
     assert result["status"] == "passed"
     assert result["detail"]["tax_by_rate"] == {"7": "19.25", "19": "37.62"}
 
 
-def test_amount_due_must_be_gross_minus_prepaid(tenant):
+def test_amount_due_must_be_gross_minus_prepaid(buyer):
     document, truth = xml_case(NORWAY)
-    knows_supplier_of(tenant, truth)
+    knows_supplier_of(buyer, truth)
     assert (truth["totals"]["prepaid"]["value"], truth["totals"]["amount_due"]["value"]) == ("1000.00", "801.78")
 
-    outcome = validate(changed(truth, "totals.amount_due", "1801.78"), document, tenant)
+    outcome = validate(changed(truth, "totals.amount_due", "1801.78"), document, buyer)
 
     assert "amount_due_mismatch" in outcome.reasons
 
 
-def test_invoice_without_lines_skips_the_line_checks_but_not_the_totals(tenant):
+def test_invoice_without_lines_skips_the_line_checks_but_not_the_totals(buyer):
     document, truth = xml_case(MINIMUM)
-    knows_supplier_of(tenant, truth)
+    knows_supplier_of(buyer, truth)
 
-    clean = validate(truth, document, tenant)
-    wrong = validate(changed(truth, "totals.net", "189.00"), document, tenant)
+    clean = validate(truth, document, buyer)
+    wrong = validate(changed(truth, "totals.net", "189.00"), document, buyer)
 
     assert check(clean, "lines_sum")["status"] == "skipped" and check(clean, "lines_sum")["reason"] == "no_lines"
     assert check(clean, "tax_by_rate")["reason"] == "no_lines"
@@ -231,13 +230,13 @@ def test_invoice_without_lines_skips_the_line_checks_but_not_the_totals(tenant):
     assert "totals_sum_mismatch" in wrong.reasons
 
 
-def test_missing_tax_total_reads_as_zero_only_when_net_equals_gross(tenant):
+def test_missing_tax_total_reads_as_zero_only_when_net_equals_gross(buyer):
     document, truth = xml_case(CATEGORY_O)
-    knows_supplier_of(tenant, truth)
+    knows_supplier_of(buyer, truth)
     assert truth["totals"]["tax"]["value"] is None
 
-    clean = validate(truth, document, tenant)
-    outcome = validate(changed(truth, "totals.gross", "3840"), document, tenant)
+    clean = validate(truth, document, buyer)
+    outcome = validate(changed(truth, "totals.gross", "3840"), document, buyer)
 
     assert check(clean, "totals_sum")["status"] == "passed"
     assert clean.reasons == ["iban_invalid"]  # SE1212341234123412: the sample's dummy account
@@ -245,11 +244,11 @@ def test_missing_tax_total_reads_as_zero_only_when_net_equals_gross(tenant):
     assert "totals.tax" in check(outcome, "required_fields")["detail"]["missing"]
 
 
-def test_whole_unit_currency_rounds_tax_to_whole_units(tenant):
+def test_whole_unit_currency_rounds_tax_to_whole_units(buyer):
     document, truth = xml_case(FORINT)
-    knows_supplier_of(tenant, truth)
+    knows_supplier_of(buyer, truth)
 
-    result = check(validate(truth, document, tenant), "tax_by_rate")
+    result = check(validate(truth, document, buyer), "tax_by_rate")
 
     # 69180.00 × 27 % = 18678.60, invoiced as 18679 forints.
     assert result["status"] == "passed"
@@ -317,12 +316,12 @@ def _screws_invoice(line_net: str, tax: str, gross: str) -> tuple[DocumentText, 
     return DocumentText(pages=(text,)), answer
 
 
-def test_half_cent_products_round_up_and_one_rounding_step_is_tolerated(tenant):
+def test_half_cent_products_round_up_and_one_rounding_step_is_tolerated(buyer):
     # 3 × 0.835 = 2.505 → 2.51 (half up); 2.51 × 19 % = 0.4769 → 0.48.
-    exact = validate(*reversed(_screws_invoice("2.51", "0.48", "2.99")), tenant)
-    one_cent_off = validate(*reversed(_screws_invoice("2.51", "0.49", "3.00")), tenant)
-    two_cents_off = validate(*reversed(_screws_invoice("2.51", "0.50", "3.01")), tenant)
-    line_off = validate(*reversed(_screws_invoice("2.49", "0.47", "2.96")), tenant)
+    exact = validate(*reversed(_screws_invoice("2.51", "0.48", "2.99")), buyer)
+    one_cent_off = validate(*reversed(_screws_invoice("2.51", "0.49", "3.00")), buyer)
+    two_cents_off = validate(*reversed(_screws_invoice("2.51", "0.50", "3.01")), buyer)
+    line_off = validate(*reversed(_screws_invoice("2.49", "0.47", "2.96")), buyer)
 
     assert not exact.review_required, exact.failed()
     assert check(exact, "line_amounts")["status"] == "passed"
@@ -337,63 +336,63 @@ def test_half_cent_products_round_up_and_one_rounding_step_is_tolerated(tenant):
 # --- currency and supplier master data ---------------------------------------------------------------
 
 
-def test_currency_outside_the_tenants_list_is_blocked(tenant):
+def test_currency_outside_the_tenants_list_is_blocked(buyer):
     document, output = pdf_case(ELEKTRON)
-    knows_supplier_of(tenant, output)
-    Tenant.objects.filter(pk=tenant.pk).update(allowed_currencies=["USD", "GBP"])
-    tenant.refresh_from_db()
+    knows_supplier_of(buyer, output)
+    Tenant.objects.filter(pk=buyer.pk).update(allowed_currencies=["USD", "GBP"])
+    buyer.refresh_from_db()
 
-    outcome = validate(output, document, tenant)
+    outcome = validate(output, document, buyer)
 
     assert outcome.reasons == ["currency_not_allowed"]
     assert check(outcome, "currency_allowed")["detail"] == {"currency": "EUR", "allowed": ["GBP", "USD"]}
 
 
-def test_tenant_without_supplier_records_skips_the_master_data_check(tenant):
+def test_tenant_without_supplier_records_skips_the_master_data_check(buyer):
     document, output = pdf_case(ELEKTRON)
 
-    result = check(validate(output, document, tenant), "supplier_master_data")
+    result = check(validate(output, document, buyer), "supplier_master_data")
 
     assert result["status"] == "skipped" and result["reason"] == "no_supplier_master_data"
 
 
-def test_supplier_not_in_master_data_is_blocked(tenant):
+def test_supplier_not_in_master_data_is_blocked(buyer):
     document, output = pdf_case(ELEKTRON)
-    Supplier.objects.create(tenant=tenant, name="Someone Else GmbH", vat_id="DE811193231")
+    Supplier.objects.create(tenant=buyer, name="Someone Else GmbH", vat_id="DE811193231")
 
-    outcome = validate(output, document, tenant)
+    outcome = validate(output, document, buyer)
 
     assert outcome.reasons == ["supplier_unknown"]
 
 
-def test_supplier_of_another_tenant_does_not_count(tenant):
+def test_supplier_of_another_tenant_does_not_count(buyer):
     document, output = pdf_case(ELEKTRON)
     knows_supplier_of(create_tenant(slug="other-tenant"), output)
-    Supplier.objects.create(tenant=tenant, name="Someone Else GmbH", vat_id="DE811193231")
+    Supplier.objects.create(tenant=buyer, name="Someone Else GmbH", vat_id="DE811193231")
 
-    assert validate(output, document, tenant).reasons == ["supplier_unknown"]
+    assert validate(output, document, buyer).reasons == ["supplier_unknown"]
 
 
-def test_supplier_name_must_match_master_data(tenant):
+def test_supplier_name_must_match_master_data(buyer):
     document, output = pdf_case(ELEKTRON)
-    knows_supplier_of(tenant, output, name="Completely Different AG")
+    knows_supplier_of(buyer, output, name="Completely Different AG")
 
-    assert validate(output, document, tenant).reasons == ["supplier_name_mismatch"]
+    assert validate(output, document, buyer).reasons == ["supplier_name_mismatch"]
 
 
-def test_supplier_name_match_ignores_case_and_spacing(tenant):
+def test_supplier_name_match_ignores_case_and_spacing(buyer):
     document, output = pdf_case(ELEKTRON)
     name = output["supplier"]["name"]["value"]
-    knows_supplier_of(tenant, output, name=f"  {name.upper()}  ")
+    knows_supplier_of(buyer, output, name=f"  {name.upper()}  ")
 
-    assert validate(output, document, tenant).review_required is False
+    assert validate(output, document, buyer).review_required is False
 
 
-def test_iban_other_than_the_master_data_iban_is_blocked(tenant):
+def test_iban_other_than_the_master_data_iban_is_blocked(buyer):
     document, output = pdf_case(ELEKTRON)
-    knows_supplier_of(tenant, output, iban="DE89370400440532013000")
+    knows_supplier_of(buyer, output, iban="DE89370400440532013000")
 
-    outcome = validate(output, document, tenant)
+    outcome = validate(output, document, buyer)
 
     assert outcome.reasons == ["supplier_iban_mismatch"]
     assert check(outcome, "supplier_master_data")["detail"]["expected"] == "DE89370400440532013000"
@@ -402,32 +401,32 @@ def test_iban_other_than_the_master_data_iban_is_blocked(tenant):
 # --- IBAN and VAT id -------------------------------------------------------------------------------
 
 
-def test_dummy_iban_failing_mod_97_is_blocked(tenant):
+def test_dummy_iban_failing_mod_97_is_blocked(buyer):
     document, output = pdf_case(DUMMY_IBAN)
     assert output["supplier"]["iban"]["value"] == "DE12123456781234567890"
 
-    result = check(validate(output, document, tenant), "iban_checksum")
+    result = check(validate(output, document, buyer), "iban_checksum")
 
     assert result["status"] == "failed" and result["reason"] == "iban_invalid"
     assert result["detail"]["problem"] == "checksum"
 
 
-def test_valid_iban_and_vat_id_pass(tenant):
+def test_valid_iban_and_vat_id_pass(buyer):
     document, output = pdf_case(ELEKTRON)
 
-    outcome = validate(output, document, tenant)
+    outcome = validate(output, document, buyer)
 
     assert check(outcome, "iban_checksum")["status"] == "passed"
     assert check(outcome, "vat_id_format")["status"] == "passed"
 
 
-def test_vat_id_with_wrong_check_digits_is_blocked_unless_master_data_lists_it(tenant):
+def test_vat_id_with_wrong_check_digits_is_blocked_unless_master_data_lists_it(buyer):
     document, output = pdf_case(EINFACH)
     assert output["supplier"]["vat_id"]["value"] == "DE123456789"  # a sample id: check digit wrong
 
-    unknown = validate(output, document, tenant)
-    knows_supplier_of(tenant, output)
-    vouched = validate(output, document, tenant)
+    unknown = validate(output, document, buyer)
+    knows_supplier_of(buyer, output)
+    vouched = validate(output, document, buyer)
 
     assert unknown.reasons == ["vat_id_invalid"]
     assert check(unknown, "vat_id_format")["detail"]["problem"] == "checksum"
@@ -435,11 +434,11 @@ def test_vat_id_with_wrong_check_digits_is_blocked_unless_master_data_lists_it(t
     assert check(vouched, "vat_id_format")["detail"]["vouched_by"] == "master data"
 
 
-def test_vat_id_of_impossible_format_is_blocked(tenant):
+def test_vat_id_of_impossible_format_is_blocked(buyer):
     document, truth = xml_case(NORWAY)
     wrong = changed(truth, "supplier.vat_id", "NO12", {**_evidence(truth, "supplier.vat_id")})
 
-    result = check(validate(wrong, document, tenant), "vat_id_format")
+    result = check(validate(wrong, document, buyer), "vat_id_format")
 
     assert result["status"] == "failed" and result["detail"]["problem"] == "format"
 
@@ -447,12 +446,12 @@ def test_vat_id_of_impossible_format_is_blocked(tenant):
 # --- evidence --------------------------------------------------------------------------------------
 
 
-def test_invented_iban_with_evidence_pointing_at_other_text_is_caught(tenant):
+def test_invented_iban_with_evidence_pointing_at_other_text_is_caught(buyer):
     document, output = pdf_case(ELEKTRON)
-    knows_supplier_of(tenant, output)
+    knows_supplier_of(buyer, output)
     invented = hallucinate(output, document, random.Random(7))
 
-    outcome = validate(invented, document, tenant)
+    outcome = validate(invented, document, buyer)
 
     # The span exists and its quote matches it; what it says is not the IBAN.
     assert check(outcome, "evidence_spans")["status"] == "passed"
@@ -460,7 +459,7 @@ def test_invented_iban_with_evidence_pointing_at_other_text_is_caught(tenant):
     assert {"evidence_value_mismatch", "supplier_iban_mismatch"} <= set(outcome.reasons)
 
 
-def test_quote_that_is_not_the_document_text_at_its_offsets_is_caught(tenant):
+def test_quote_that_is_not_the_document_text_at_its_offsets_is_caught(buyer):
     document, output = pdf_case(EINFACH)
     evidence = _evidence(output, "totals.gross")
 
@@ -469,10 +468,10 @@ def test_quote_that_is_not_the_document_text_at_its_offsets_is_caught(tenant):
             output, "totals.gross", evidence={**evidence, "start": evidence["start"] + 2, "end": evidence["end"] + 2}
         ),
         document,
-        tenant,
+        buyer,
     )
     beyond = validate(
-        changed(output, "totals.net", evidence={**_evidence(output, "totals.net"), "page": 9}), document, tenant
+        changed(output, "totals.net", evidence={**_evidence(output, "totals.net"), "page": 9}), document, buyer
     )
 
     assert check(outcome, "evidence_spans")["reason"] == "evidence_span_mismatch"
@@ -480,34 +479,34 @@ def test_quote_that_is_not_the_document_text_at_its_offsets_is_caught(tenant):
     assert check(beyond, "evidence_spans")["detail"]["problems"][0]["document_text"] is None
 
 
-def test_value_without_evidence_is_caught(tenant):
+def test_value_without_evidence_is_caught(buyer):
     document, output = pdf_case(EINFACH)
 
-    outcome = validate(changed(output, "invoice_number", evidence=None), document, tenant)
+    outcome = validate(changed(output, "invoice_number", evidence=None), document, buyer)
 
     assert "evidence_missing" in outcome.reasons
     assert check(outcome, "evidence_spans")["field"] == "invoice_number"
 
 
-def test_value_the_quote_does_not_say_is_caught(tenant):
+def test_value_the_quote_does_not_say_is_caught(buyer):
     document, output = pdf_case(EINFACH)
 
-    outcome = validate(changed(output, "issue_date", "2018-03-06"), document, tenant)
+    outcome = validate(changed(output, "issue_date", "2018-03-06"), document, buyer)
 
     assert "evidence_value_mismatch" in outcome.reasons
     assert check(outcome, "evidence_values")["field"] == "issue_date"
 
 
-def test_sign_flip_of_an_invoice_amount_is_caught(tenant):
+def test_sign_flip_of_an_invoice_amount_is_caught(buyer):
     document, output = pdf_case(EINFACH)
     flipped = output
     for name in ("net", "tax", "gross", "amount_due"):
         flipped = changed(flipped, f"totals.{name}", "-" + output["totals"][name]["value"])
 
-    assert "evidence_value_mismatch" in validate(flipped, document, tenant).reasons
+    assert "evidence_value_mismatch" in validate(flipped, document, buyer).reasons
 
 
-def test_credit_note_may_give_printed_negative_amounts_as_magnitudes(tenant):
+def test_credit_note_may_give_printed_negative_amounts_as_magnitudes(buyer):
     document = DocumentText(pages=("CREDIT NOTE\nTotal: -119.00 EUR\n",))
     start = document.pages[0].index("-119.00")
     evidence = {"page": 1, "start": start, "end": start + 7, "quote": "-119.00"}
@@ -516,7 +515,7 @@ def test_credit_note_may_give_printed_negative_amounts_as_magnitudes(tenant):
     invoice = changed(changed(credit, "document_type", "invoice", None), "totals.gross", "119.00", evidence)
 
     def values_result(answer: dict[str, Any]) -> list[str]:
-        problems = check(validate(answer, document, tenant), "evidence_values")["detail"].get("problems", [])
+        problems = check(validate(answer, document, buyer), "evidence_values")["detail"].get("problems", [])
         return [p["field"] for p in problems]
 
     assert "totals.gross" not in values_result(credit)
@@ -563,31 +562,31 @@ def test_printed_dates_are_read_in_every_convention(quote, date):
 # --- required fields (VAL-2) -----------------------------------------------------------------------
 
 
-def test_missing_gross_total_is_never_accepted(tenant):
+def test_missing_gross_total_is_never_accepted(buyer):
     document, output = pdf_case(ELEKTRON)
-    knows_supplier_of(tenant, output)
+    knows_supplier_of(buyer, output)
 
-    outcome = validate(changed(output, "totals.gross", None, None), document, tenant)
+    outcome = validate(changed(output, "totals.gross", None, None), document, buyer)
 
     assert outcome.review_required
     assert outcome.reasons == ["required_field_missing"]
     assert check(outcome, "required_fields")["field"] == "totals.gross"
 
 
-def test_financial_value_withheld_while_its_evidence_is_given_is_blocked(tenant):
+def test_financial_value_withheld_while_its_evidence_is_given_is_blocked(buyer):
     document, output = pdf_case(ELEKTRON)
-    knows_supplier_of(tenant, output)
+    knows_supplier_of(buyer, output)
 
-    outcome = validate(changed(output, "totals.tax", None), document, tenant)
+    outcome = validate(changed(output, "totals.tax", None), document, buyer)
 
     assert "field_value_withheld" in outcome.reasons
     assert "totals.tax" in check(outcome, "required_fields")["detail"]["withheld"]
 
 
-def test_unparseable_amount_is_blocked(tenant):
+def test_unparseable_amount_is_blocked(buyer):
     document, output = pdf_case(ELEKTRON)
 
-    outcome = validate(changed(output, "totals.net", "252,10"), document, tenant)
+    outcome = validate(changed(output, "totals.net", "252,10"), document, buyer)
 
     assert "field_value_unparseable" in outcome.reasons
     assert check(outcome, "field_types")["field"] == "totals.net"
@@ -602,11 +601,11 @@ def _override(tenant: Tenant, overrides: dict[str, str]) -> Tenant:
     return tenant
 
 
-def test_tenant_can_make_a_blocking_check_a_warning(tenant):
+def test_tenant_can_make_a_blocking_check_a_warning(buyer):
     document, output = pdf_case(EINFACH)
-    _override(tenant, {"vat_id_format": "warning"})
+    _override(buyer, {"vat_id_format": "warning"})
 
-    outcome = validate(output, document, tenant)
+    outcome = validate(output, document, buyer)
 
     assert outcome.review_required is False
     assert check(outcome, "vat_id_format")["status"] == "failed"
@@ -614,24 +613,24 @@ def test_tenant_can_make_a_blocking_check_a_warning(tenant):
     assert outcome.as_dict()["severities"]["vat_id_format"] == "warning"
 
 
-def test_tenant_can_make_a_warning_blocking(tenant):
+def test_tenant_can_make_a_warning_blocking(buyer):
     document, output = pdf_case(EINFACH)
-    knows_supplier_of(tenant, output)
+    knows_supplier_of(buyer, output)
     wrong_price = changed(output, "lines[0].unit_price", "9.0000", {**_evidence(output, "lines[0].unit_price")})
-    lenient = validate(wrong_price, document, tenant)
-    _override(tenant, {"line_amounts": "blocking", "evidence_values": "off"})
+    lenient = validate(wrong_price, document, buyer)
+    _override(buyer, {"line_amounts": "blocking", "evidence_values": "off"})
 
-    strict = validate(wrong_price, document, tenant)
+    strict = validate(wrong_price, document, buyer)
 
     assert check(lenient, "line_amounts")["status"] == "failed" and "line_amount_mismatch" not in lenient.reasons
     assert strict.reasons == ["line_amount_mismatch"]
 
 
-def test_tenant_can_switch_a_check_off_and_mistyped_overrides_change_nothing(tenant):
+def test_tenant_can_switch_a_check_off_and_mistyped_overrides_change_nothing(buyer):
     document, output = pdf_case(EINFACH)
-    _override(tenant, {"vat_id_format": "off", "totals_sum": "lenient", "no_such_check": "off"})
+    _override(buyer, {"vat_id_format": "off", "totals_sum": "lenient", "no_such_check": "off"})
 
-    outcome = validate(changed(output, "totals.gross", "539.87"), document, tenant)
+    outcome = validate(changed(output, "totals.gross", "539.87"), document, buyer)
 
     assert check(outcome, "vat_id_format")["status"] == "skipped"
     assert check(outcome, "vat_id_format")["reason"] == "disabled_by_tenant_policy"

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.models import Membership, Role
-from extraction.models import DocumentText, ExtractionJob, JobState
+from extraction.models import ExtractedText, ExtractionJob, JobState
 from tests.factories import submit
 
 
@@ -55,7 +55,7 @@ def test_job_page_needs_a_login(tenant_a):
 def test_document_text_names_the_page_that_prints_the_e_invoice(tenant_a):
     job = submit(tenant_a)
     document_id = ExtractionJob.objects.get(pk=job).document_id
-    DocumentText.objects.create(
+    ExtractedText.objects.create(
         document_id=document_id, pages=["Rechnung 1", "INVOICE (type 380)"], source="pdf_text_layer", einvoice_page=2
     )
 
@@ -69,7 +69,7 @@ def test_document_text_is_served_to_the_owner_only(tenant_a, tenant_b):
     url = f"/api/v1/extraction-jobs/{job}/document-text"
     assert tenant_a.client.get(url).status_code == 404  # not extracted yet
     document_id = ExtractionJob.objects.get(pk=job).document_id
-    DocumentText.objects.create(document_id=document_id, pages=["<b>Total</b> 1.00", "page two"], source="text")
+    ExtractedText.objects.create(document_id=document_id, pages=["<b>Total</b> 1.00", "page two"], source="text")
 
     body = tenant_a.client.get(url).json()
     assert body["pages"] == ["<b>Total</b> 1.00", "page two"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from delivery.erp.models import ErpLedgerEntry
 
@@ -10,11 +12,11 @@ from delivery.erp.models import ErpLedgerEntry
 class Command(BaseCommand):
     help = "Print the reference ERP's ledger postings for a connection (default: every connection)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("connection", nargs="?", help="ERP connection slug (setup_demo_erp uses the tenant slug)")
         parser.add_argument("--limit", type=int, default=50)
 
-    def handle(self, *args, connection: str | None, limit: int, **options):
+    def handle(self, *args: Any, connection: str | None, limit: int, **options: Any) -> None:
         entries = ErpLedgerEntry.objects.order_by("-posted_at")
         if connection:
             entries = entries.filter(connection_id=connection)

@@ -8,8 +8,9 @@ Idempotent: an active endpoint for that URL whose secret the ERP holds is kept.
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import Tenant
 from delivery import dispatch, endpoints, replay
@@ -20,12 +21,12 @@ from delivery.models import SUBSCRIBABLE_TYPES, EndpointStatus, WebhookEndpoint
 class Command(BaseCommand):
     help = "Register and verify a webhook endpoint pointing at the local reference ERP (needs EGRESS_ALLOW_LOOPBACK=1)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("tenant", help="tenant slug")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument("--wait", type=float, default=60.0, help="seconds to wait for the web process")
 
-    def handle(self, *args, tenant: str, base_url: str, wait: float, **options):
+    def handle(self, *args: Any, tenant: str, base_url: str, wait: float, **options: Any) -> None:
         owner = Tenant.objects.filter(slug=tenant).first()
         if owner is None:
             raise CommandError(f"no tenant {tenant!r}")
