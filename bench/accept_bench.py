@@ -463,7 +463,7 @@ def run_http_trials(args: argparse.Namespace, profile: Profile, client: BenchCli
         log_path=RESULTS_DIR / "gunicorn.log",
         access_log_path=access_log,
         extra_args=args.gunicorn_arg,
-        BENCH_FLOOR_VIEWS="1",
+        DJANGO_SETTINGS_MODULE="bench.floor_settings",
     ) as server:
         floor = loadgen.Target.from_url(server.url(FLOOR_PATH), body=body, headers=json_headers)
         api = loadgen.Target.from_url(

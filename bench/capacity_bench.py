@@ -525,7 +525,7 @@ def measure_claim_next_job(schemas: tuple[str, str], rounds: int) -> dict[str, A
 
 
 def bench_claim_cost(profile: Profile, rebuild: bool) -> dict[str, Any]:
-    from extraction.execution.lifecycle import CLAIM_STATEMENTS
+    from extraction.execution import lifecycle
 
     small_rows, large_rows = profile.history_c
     schemas = ("capbench_10k", "capbench_1m")
@@ -542,7 +542,7 @@ def bench_claim_cost(profile: Profile, rebuild: bool) -> dict[str, Any]:
     worker_call = measure_claim_next_job(schemas, profile.rounds_c)
     met = raw["ratio"] <= TARGETS.claim_cost_ratio and worker_call["ratio"] <= TARGETS.claim_cost_ratio
     what_if = None
-    variant = proposed_fix(CLAIM_STATEMENTS["fair"])
+    variant = proposed_fix(lifecycle.SQL["claim_fair"])
     if not met and variant is not None:
         what_if = measure_raw(schemas, max(5, profile.rounds_c // 2), sql=variant)
         what_if["sql"] = variant

@@ -30,6 +30,7 @@ sys.path.insert(0, str(PROJECT_ROOT))
 import psycopg  # noqa: E402
 
 from bench import harness  # noqa: E402
+from config.sql import load_statements  # noqa: E402
 
 SANDBOX = harness.Sandbox(database="benchcap", vhost="benchcap", redis_db=5, app_prefix="benchcap-")
 # Attempts that never reached the provider: a capacity hand-back, a shutdown before the call.
@@ -41,20 +42,23 @@ ANSWERED_OUTCOMES = ("succeeded", "review_required", "invalid_output", "stale_co
 # --- what an llm worker process may be pointed at ------------------------------------------------
 
 
+# The baseline claim (plain FIFO), which production does not have: bench/baseline_claim.sql.
+BASELINE_CLAIMS = load_statements(PROJECT_ROOT / "bench" / "baseline_claim.sql")
+
+
+def claim_statement(claim: str) -> str:
+    """The claim statement of ``fair`` (production's) or ``fifo`` (the baseline)."""
+    from extraction.execution import lifecycle
+
+    return lifecycle.SQL["claim_fair"] if claim == "fair" else BASELINE_CLAIMS["claim_fifo"]
+
+
 def use_claim_strategy(claim: str) -> None:
-    """Point this process's claim_next_job at the ``fair`` or ``fifo`` claim statement
-    (extraction.execution.lifecycle.CLAIM_STATEMENTS) through the CLAIM_STRATEGY setting: set
-    before Django reads its settings, and checked after."""
-    os.environ["CLAIM_STRATEGY"] = claim
+    """Point this process's claim_next_job at the ``fair`` or ``fifo`` claim statement (the
+    module attribute lifecycle.CLAIM it reads at every claim). After Django is set up."""
+    from extraction.execution import lifecycle
 
-
-def check_claim_strategy(claim: str) -> None:
-    from django.conf import settings
-
-    if getattr(settings, "CLAIM_STRATEGY", "fair") != claim:
-        raise SystemExit(
-            f"CLAIM_STRATEGY={claim} was not taken up: config/settings.py must read it from the environment"
-        )
+    lifecycle.CLAIM = claim_statement(claim)
 
 
 def use_naive_admission() -> None:
@@ -78,11 +82,10 @@ def run_celery_worker(*, claim: str, admission: str, celery_argv: list[str]) -> 
     sys.path.insert(0, str(PROJECT_ROOT))
     import django
 
-    use_claim_strategy(claim)
     if admission == "naive":
         use_naive_admission()
     django.setup()
-    check_claim_strategy(claim)
+    use_claim_strategy(claim)
     if admission == "naive":
         check_naive_admission()
     from celery.bin.celery import main
@@ -504,9 +507,7 @@ class RawClaimTimer:
     would drop psycopg's prepared statements, so this one cannot be)."""
 
     def __init__(self, schema: str, *, sql: str | None = None) -> None:
-        from extraction.execution.lifecycle import CLAIM_STATEMENTS
-
-        self.sql = sql or CLAIM_STATEMENTS["fair"]
+        self.sql = sql or claim_statement("fair")
         self.conn = psycopg.connect(SANDBOX.dsn(app=f"claim-{schema}"), cursor_factory=psycopg.ClientCursor)
         self.conn.execute(f"SET search_path TO {schema}, public")
         self.conn.commit()

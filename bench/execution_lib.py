@@ -464,7 +464,7 @@ def probe_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, in
 # --- the floor -----------------------------------------------------------------------------------
 
 FLOOR_TABLE = "floor_jobs"
-# The same claim as extraction/execution/lifecycle.sql's claim_fifo, on the floor table, without the event and
+# The same claim as bench/baseline_claim.sql's claim_fifo, on the floor table, without the event and
 # attempt rows: what any SKIP LOCKED queue must do at least.
 FLOOR_CLAIM_SQL = f"""
 WITH next AS (

@@ -3,8 +3,9 @@
 No DRF, no authentication, no validation, no admission: the view writes the job row and its
 outbox row in one transaction, for the fixed bench tenant and document, under the same
 gunicorn, middleware and database settings as the real API. What the API costs above this view
-is the price of DRF, authentication, validation and admission. Mounted only when
-``BENCH_FLOOR_VIEWS=1`` (see ``config/urls.py``); never on in production.
+is the price of DRF, authentication, validation and admission. Mounted only by the
+benchmark's own settings (``DJANGO_SETTINGS_MODULE=bench.floor_settings``); the product has no
+route to it.
 
 The SQL is shared with the psycopg floor of ``bench/accept_bench.py`` so both floors issue the
 same statements with the same parameters.

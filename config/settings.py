@@ -467,9 +467,6 @@ LOGGING = {
 # Requests to these paths get no span (OTEL_PYTHON_DJANGO_EXCLUDED_URLS replaces the list).
 TRACING_UNTRACED_URLS = env("OTEL_PYTHON_DJANGO_EXCLUDED_URLS", "") or "/healthz,/readyz,/metrics"
 
-# The accept benchmark's floor views (bench/floor_urls.py); never on in production.
-BENCH_FLOOR_VIEWS = env_bool("BENCH_FLOOR_VIEWS", False)
-
 # --- Execution (EXE, RTY) ------------------------------------------------------------------
 RETRY_BASE_SECONDS = env_float("RETRY_BASE_SECONDS", 2.0)
 RETRY_CAP_SECONDS = env_float("RETRY_CAP_SECONDS", 60.0)
@@ -644,9 +641,6 @@ SCHEDULER_WAKE_CAP = env_int("SCHEDULER_WAKE_CAP", 500)
 # Sweeps of other apps that the durable scheduler runs in each round (a callable taking the
 # broker connection): webhook deliveries are driven by their rows too (reap leases, hint due ones).
 SCHEDULER_APP_SWEEPS = ["delivery.scheduling.schedule_due_deliveries", "extraction.operations.audit.audit_sweep"]
-# How a worker picks its next job: "fair" (weighted fair share across tenants, priority with
-# aging) or "fifo" (oldest eligible first; a baseline to compare fair claiming with).
-CLAIM_STRATEGY = env("CLAIM_STRATEGY", "fair")
 # What /metrics reports: each app's collectors, each called with a cursor in the scrape's transaction.
 # (The in-process counters and histograms are config/instruments.py's; PROMETHEUS_MULTIPROC_DIR,
 # read by prometheus_client itself, makes a scrape sum every process of the host.)

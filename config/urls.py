@@ -24,8 +24,6 @@ urlpatterns = [
 
 if settings.DEMO_ERP:
     urlpatterns.append(path("erp/", include("delivery.erp.urls")))
-if settings.BENCH_FLOOR_VIEWS:
-    urlpatterns.append(path("bench/floor/", include("bench.floor_urls")))
 
 handler400 = "config.problems.handler400"
 handler403 = "config.problems.handler403"

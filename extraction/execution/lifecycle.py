@@ -22,14 +22,13 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 
@@ -45,10 +44,9 @@ logger = logging.getLogger(__name__)
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
-# The claim statement for settings.CLAIM_STRATEGY, looked up at every claim: "fair" serves
-# tenants by weighted share (EXE-1, BP-4); "fifo" is plain order of availability, kept as the
-# baseline to compare the fair claim with.
-CLAIM_STATEMENTS: Mapping[str, str] = {"fair": SQL["claim_fair"], "fifo": SQL["claim_fifo"]}
+# The claim: tenants served by weighted share (EXE-1, BP-4). Read at every claim, so a process
+# that must claim otherwise (a benchmark's baseline) can point it at another statement.
+CLAIM = SQL["claim_fair"]
 
 
 @dataclass(frozen=True)
@@ -216,13 +214,6 @@ def _source_params(source: tuple[str, int, int] | None) -> dict[str, Any]:
 # --- execution (EXE-1..3) --------------------------------------------------------------------
 
 
-def _claim_strategy() -> str:
-    strategy = getattr(settings, "CLAIM_STRATEGY", "fair")
-    if strategy not in CLAIM_STATEMENTS:
-        raise ImproperlyConfigured(f"CLAIM_STRATEGY={strategy!r}: use one of {', '.join(CLAIM_STATEMENTS)}")
-    return strategy
-
-
 def claim_next_job(
     *, worker_id: str, policies: Sequence[str] | None = None, lease_seconds: float | None = None
 ) -> Claim | None:
@@ -242,7 +233,7 @@ def claim_next_job(
         "window": 64,
     }
     with prepared_cursor() as cursor:
-        cursor.execute(CLAIM_STATEMENTS[_claim_strategy()], params, prepare=True)
+        cursor.execute(CLAIM, params, prepare=True)
         row = cursor.fetchone()
     if row is None:
         return None

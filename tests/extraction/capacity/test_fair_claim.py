@@ -69,9 +69,9 @@ def test_interactive_goes_first_but_a_long_waiting_batch_job_is_not_starved(sett
 
 
 def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
-    from extraction.execution.lifecycle import CLAIM_STATEMENTS
+    from extraction.execution.lifecycle import CLAIM
 
-    claim_fair = CLAIM_STATEMENTS["fair"]
+    claim_fair = CLAIM
     assert "SKIP LOCKED" in claim_fair
     # A realistic shape: a long terminal history and several tenants with backlogs.
     tenants = [make_tenant(f"large-{n}") for n in range(5)]

@@ -358,37 +358,6 @@ def test_claimers_beyond_the_fair_candidates_take_the_oldest_unlocked_job_of_an_
     assert ExtractionJob.objects.get(pk=capped_second).state == "READY"
 
 
-def test_the_fifo_claim_strategy_takes_the_oldest_job_whoever_owns_it(tenant, settings):
-    """CLAIM_STRATEGY picks the claim statement: the fair claim serves the tenant with nothing
-    running first; FIFO (the baseline the capacity benchmark compares it with) takes the oldest
-    runnable job, here the busy tenant's, and records the same event and attempt rows."""
-    from tests.factories import make_tenant_context
-
-    other = make_tenant_context(f"f-{uuid.uuid4().hex[:8]}")
-    busy_first, busy_second = _ready_job(tenant), _ready_job(tenant)
-    idle = _ready_job(other)
-    ExtractionJob.objects.filter(pk=busy_first).update(available_at=timezone.now() - timedelta(minutes=3))
-    ExtractionJob.objects.filter(pk=busy_second).update(available_at=timezone.now() - timedelta(minutes=2))
-    ExtractionJob.objects.filter(pk=idle).update(available_at=timezone.now() - timedelta(minutes=1))
-    assert str(lifecycle.claim_next_job(worker_id="w").job_id) == busy_first
-
-    assert str(lifecycle.claim_next_job(worker_id="w").job_id) == idle  # fair: the idle tenant next
-    ExtractionJob.objects.filter(pk=idle).update(state="READY", lease_until=None, attempt=0)
-    settings.CLAIM_STRATEGY = "fifo"
-    claim = lifecycle.claim_next_job(worker_id="w")
-    assert str(claim.job_id) == busy_second and claim.more_eligible
-    assert JobEvent.objects.filter(job_id=busy_second, to_state="RUNNING", reason="claimed").count() == 1
-    assert Attempt.objects.get(job_id=busy_second).outcome == "running"
-
-
-def test_an_unknown_claim_strategy_is_a_configuration_error(tenant, settings):
-    from django.core.exceptions import ImproperlyConfigured
-
-    settings.CLAIM_STRATEGY = "lifo"
-    with pytest.raises(ImproperlyConfigured, match="CLAIM_STRATEGY='lifo'"):
-        lifecycle.claim_next_job(worker_id="w")
-
-
 @needs_prepared_statements
 def test_the_prepared_hot_statements_settle_on_their_generic_plan(tenant):
     """Prepared, a statement is planned once only if PostgreSQL takes its generic plan, and it
