@@ -360,10 +360,9 @@ def test_a_leaked_permit_shows_until_an_acquire_reclaims_it(pool, settings):
     limits = limiter.pool_limits(pool)
     label = labels(pool=pool)
     assert isinstance(limiter.acquire(limits, tokens=100), limiter.Permit)  # its holder dies: never released
-    time.sleep(0.4)
+    wait_for(lambda: scraped()[("extraction_pool_permits_leaked", label)] == 1, timeout=10, interval=0.05)
 
     samples = scraped()
-    assert samples[("extraction_pool_permits_leaked", label)] == 1
     assert samples[("extraction_pool_permits_reclaimed_total", label)] == 0
     assert samples[("extraction_pool_in_flight", label)] == 0  # past its TTL it holds no capacity
 

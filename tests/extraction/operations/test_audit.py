@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from datetime import timedelta
 from io import StringIO
 from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db.models.functions import Now
 from django.utils import timezone
 from kombu import Connection
 
@@ -29,7 +29,7 @@ from extraction.operations.audit import Action, Finding, PeriodicAudit, run_audi
 from extraction.outbox.relay import OutboxRelay
 from tests.extraction.operations.history import claim, complete, relive, unpaid, waiting_job
 from tests.factories import make_job, make_tenant
-from tests.system import purge_queues, queue_depth
+from tests.system import purge_queues, queue_depth, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,7 +114,7 @@ def test_an_event_nobody_holds_that_stays_unpublished_is_an_alarm_logged_as_one_
 def test_a_running_job_whose_worker_died_is_reaped_by_the_reapers_transition(broker):
     job = waiting_job(make_tenant())
     taken = claim(job, lease_seconds=0.05)  # the worker dies with the job: no heartbeat comes
-    time.sleep(0.2)
+    _leases_expired(job)
 
     reported = _finding(run_audit(repair=False), "running_without_live_lease")
     assert (reported.count, reported.examples, reported.action) == (1, (str(job),), Action.REPORTED)
@@ -127,6 +127,16 @@ def test_a_running_job_whose_worker_died_is_reaped_by_the_reapers_transition(bro
     assert (row.state, row.fence, row.attempt) == (JobState.RETRY_SCHEDULED, taken.fence + 1, 1)
     assert Attempt.objects.get(job_id=job, fence=taken.fence).outcome == AttemptOutcome.LEASE_LOST
     assert _finding(run_audit(repair=True), "running_without_live_lease").action == Action.NONE
+
+
+def _leases_expired(*job_ids) -> None:
+    """Until the database's clock has passed the leases of ``job_ids`` (their workers died)."""
+    wait_for(
+        lambda: not ExtractionJob.objects.filter(pk__in=job_ids, lease_until__gte=Now()).exists(),
+        timeout=10,
+        interval=0.02,
+        message=f"the leases of {job_ids} to expire",
+    )
 
 
 def _permit(job_id, fence) -> limiter.Permit:
@@ -156,7 +166,7 @@ def test_permits_held_for_attempts_no_longer_running_are_given_back(broker):
     _permit(done_job, done.fence)  # completed, but the release never reached Redis
     complete(done, unpaid(AttemptOutcome.SUCCEEDED))
     _permit(None, None)  # a permit that names no holder: left to its TTL
-    time.sleep(0.2)
+    _leases_expired(dead_job)
     assert _in_flight() == 4
 
     reported = _finding(run_audit(repair=False), "leaked_limiter_permits")
@@ -280,7 +290,7 @@ def test_each_check_is_bounded_in_rows_and_examples(broker, settings):
     for _ in range(3):
         jobs.append(waiting_job(tenant))
         claim(jobs[-1], lease_seconds=0.05)
-    time.sleep(0.2)
+    _leases_expired(*jobs)
 
     first = _finding(run_audit(repair=True), "running_without_live_lease")
     second = _finding(run_audit(repair=True), "running_without_live_lease")
