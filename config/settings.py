@@ -608,7 +608,7 @@ CAPACITY_UNAVAILABLE_RETRY_SECONDS = env_float("CAPACITY_UNAVAILABLE_RETRY_SECON
 WORKER_SLOT_SECONDS = env_float("WORKER_SLOT_SECONDS", 60.0)
 # SIGTERM to a Celery worker: it claims nothing more and ends within this long. The llm worker
 # lets model calls answer until shortly before it ends and hands the rest back at once under a
-# new fence (worker.begin_shutdown); by default every call fits (its timeout plus the commit
+# new fence (runtime.WorkerRuntime.begin_shutdown); by default every call fits (its timeout plus the commit
 # margin). An orchestrator's grace period (terminationGracePeriodSeconds) must exceed it.
 WORKER_SHUTDOWN_GRACE_SECONDS = float(
     env("WORKER_SHUTDOWN_GRACE_SECONDS", "") or ATTEMPT_TIMEOUT_SECONDS + COMMIT_MARGIN_SECONDS + 10
