@@ -42,13 +42,16 @@ from opentelemetry.trace import SpanKind
 
 from config import tracing
 from config.backoff import full_jitter, parse_retry_after
+from config.db import database_now
 from config.sql import load_statements
 from delivery import egress, signing
+from delivery.endpoint_health import AttemptSeen, EndpointHealth, HealthPolicy, next_health
 from delivery.models import (
     CircuitState,
     DeliveryAttemptOutcome,
     DeliveryState,
     EndpointStatus,
+    WebhookEndpoint,
     WebhookSecret,
 )
 
@@ -56,7 +59,6 @@ SQL = load_statements(Path(__file__).with_suffix(".sql"))
 logger = logging.getLogger("delivery")
 
 DISPATCH_TASK = "delivery.dispatch"
-AUTH_FAILURES_TO_FLAG = 3
 SNIPPET_CHARS = 512
 MAX_RETRY_AFTER_SECONDS = 24 * 3600
 
@@ -367,45 +369,36 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
         if cursor.rowcount == 0:
             logger.info("stale delivery outcome discarded", extra=claim.log_extra())
             return Recorded.STALE
-        endpoint_status = _record_endpoint_health(cursor, claim, outcome)
+        endpoint_status = _record_endpoint_health(claim, outcome)
     _log_outcome(claim, outcome, state, endpoint_status)
     return Recorded(state.value)
 
 
-def _record_endpoint_health(cursor: CursorWrapper, claim: ClaimedDelivery, outcome: Outcome) -> EndpointStatus:
-    if outcome.delivered:
-        cursor.execute(
-            SQL["endpoint_delivered"],
-            {
-                "verify": claim.is_verification,
-                "id": claim.endpoint_id,
-                "active": EndpointStatus.ACTIVE,
-                "closed": CircuitState.CLOSED,
-            },
-        )
-        row = cursor.fetchone()
-        return EndpointStatus(row[0] if row else claim.endpoint_status)
-    cursor.execute(
-        SQL["endpoint_failed"],
-        {
-            "counted": 1 if outcome.counts_against_endpoint else 0,
-            "auth": outcome.auth_failure,
-            "threshold": settings.WEBHOOK_CIRCUIT_FAILURES,
-            "cap": settings.WEBHOOK_RETRY_CAP_SECONDS,
-            "open_seconds": settings.WEBHOOK_CIRCUIT_OPEN_SECONDS,
-            "throttle": outcome.retry_after if outcome.throttled else None,
-            "gone": outcome.gone,
-            "auth_flag": AUTH_FAILURES_TO_FLAG,
-            "disable_after": settings.WEBHOOK_AUTO_DISABLE_DAYS * 86400,
-            "id": claim.endpoint_id,
-            "active": EndpointStatus.ACTIVE,
-            "flagged": EndpointStatus.FLAGGED,
-            "disabled": EndpointStatus.DISABLED,
-            "open": CircuitState.OPEN,
-            "half_open": CircuitState.HALF_OPEN,
-        },
+def _record_endpoint_health(claim: ClaimedDelivery, outcome: Outcome) -> EndpointStatus:
+    """The endpoint's health after this attempt (endpoint_health.next_health), written in the
+    attempt's transaction. A 2xx to an endpoint with nothing to reset writes nothing: every
+    delivery to a healthy endpoint would otherwise queue on this one row's lock."""
+    seen = AttemptSeen(
+        delivered=outcome.delivered,
+        verification=claim.is_verification,
+        counted=outcome.counts_against_endpoint,
+        auth_failure=outcome.auth_failure,
+        gone=outcome.gone,
+        throttle_seconds=outcome.retry_after if outcome.throttled else None,
     )
-    return EndpointStatus(cursor.fetchone()[0])
+    endpoints = WebhookEndpoint.objects.filter(pk=claim.endpoint_id).only(*EndpointHealth.FIELDS)
+    if outcome.delivered and not claim.is_verification:
+        seen_before = endpoints.first()
+        if seen_before is None or EndpointHealth.of(seen_before).healthy:
+            return EndpointStatus(seen_before.status if seen_before else claim.endpoint_status)
+    endpoint = endpoints.select_for_update().get()
+    current = EndpointHealth.of(endpoint)
+    now = database_now()
+    health = next_health(current, seen, now=now, policy=HealthPolicy.from_settings())
+    if health != current:
+        changed = {name: getattr(health, name) for name in EndpointHealth.FIELDS}
+        endpoints.update(**changed, updated_at=now)
+    return EndpointStatus(health.status)
 
 
 def _log_outcome(

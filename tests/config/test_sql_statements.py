@@ -40,7 +40,7 @@ MUST_BE_NAMED: dict[str, frozenset[str]] = {
     "delivery/dispatch.sql": frozenset(
         {
             "lock_due_delivery", "hold_delivery", "fail_spent_delivery", "start_attempt", "take_probe",
-            "record_delivery_outcome", "endpoint_delivered", "endpoint_failed",
+            "record_delivery_outcome",
         }
     ),
     "delivery/scheduling.sql": frozenset({"reap_expired_leases", "take_due_deliveries"}),

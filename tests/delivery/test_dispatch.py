@@ -16,7 +16,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from delivery import dispatch, endpoints, fan_out, replay, scheduling
+from delivery import dispatch, endpoint_health, endpoints, fan_out, replay, scheduling
 from delivery.models import Delivery, DeliveryAttempt, DeliveryState, WebhookEndpoint
 from tests.delivery.support import active_endpoint, completed_job, fake_resolver
 
@@ -162,10 +162,10 @@ def test_redirect_is_a_failure_and_is_never_followed(tenant, scripted_erp, loopb
 def test_repeated_401_flags_the_endpoint_with_an_alarm_until_verified_again(tenant, scripted_erp, loopback, caplog):
     endpoint, _ = active_endpoint(tenant, scripted_erp.url)
     delivery = _fan_out(completed_job(tenant)[1])
-    for _ in range(dispatch.AUTH_FAILURES_TO_FLAG):
+    for _ in range(endpoint_health.AUTH_FAILURES_TO_FLAG):
         scripted_erp.answer(401)
     with caplog.at_level(logging.ERROR, logger="delivery"):
-        for _ in range(dispatch.AUTH_FAILURES_TO_FLAG):
+        for _ in range(endpoint_health.AUTH_FAILURES_TO_FLAG):
             _make_due(delivery.pk)
             dispatch.deliver(delivery.pk)
     endpoint.refresh_from_db()
