@@ -16,7 +16,6 @@ from django.db.backends.utils import CursorWrapper
 
 from config.autoscaling import Demand
 from config.sql import load_statements
-from delivery.models import DeliveryState, EndpointStatus
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
@@ -32,9 +31,6 @@ def delivery_worker_demands(cursor: CursorWrapper) -> list[Demand]:
     cursor.execute(
         SQL["delivery_demand"],
         {
-            "pending": DeliveryState.PENDING.value,
-            "sending": DeliveryState.SENDING.value,
-            "active": EndpointStatus.ACTIVE.value,
             "cap": COUNT_CAP,
             "window": window,
             "sample": ATTEMPT_SAMPLE,

@@ -1,5 +1,5 @@
 -- What the autoscaling signal reads of webhook deliveries (delivery/autoscale.py). States and
--- statuses are parameters from delivery/models.py's enums, as in dispatch.sql.
+-- statuses are delivery/functions.sql's constants, as in dispatch.sql.
 
 
 -- name: delivery_demand
@@ -12,12 +12,12 @@
 --    the primary key), in milliseconds; NULL with none.
 SELECT (SELECT count(*) FROM (
             SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-             WHERE d.state = %(pending)s AND d.next_attempt_at <= now()
-               AND (e.status = %(active)s OR d.is_verification)
+             WHERE d.state = delivery_state_pending() AND d.next_attempt_at <= now()
+               AND (e.status = endpoint_status_active() OR d.is_verification)
                AND (e.circuit_open_until IS NULL OR e.circuit_open_until <= now())
                AND (e.retry_not_before IS NULL OR e.retry_not_before <= now())
              LIMIT %(cap)s) AS sendable),
-       (SELECT count(*) FROM webhook_deliveries WHERE state = %(sending)s),
+       (SELECT count(*) FROM webhook_deliveries WHERE state = delivery_state_sending()),
        (SELECT count(*) FROM webhook_endpoints e, LATERAL (
             SELECT 1 FROM webhook_deliveries d
              WHERE d.endpoint_id = e.id AND d.created_at >= now() - make_interval(secs => %(window)s)

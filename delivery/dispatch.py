@@ -133,9 +133,7 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | NotClaimed:
     3. PENDING → SENDING with attempts+1 (the fence) and a lease; an attempt row in flight.
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            SQL["lock_due_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING, "traced": tracing.enabled()}
-        )
+        cursor.execute(SQL["lock_due_delivery"], {"id": delivery_id, "traced": tracing.enabled()})
         row = cursor.fetchone()
         if row is None:
             return NotClaimed.NOT_DUE
@@ -161,12 +159,12 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | NotClaimed:
         if _held(cursor, delivery_id, endpoint_id, due_at, circuit, open_until, not_before, now):
             # Its due time stays: the scheduler hints no delivery of a held endpoint, and when the
             # endpoint may go again, the longest-waiting delivery is first in line.
-            cursor.execute(SQL["hold_delivery"], {"id": delivery_id, "pending": DeliveryState.PENDING})
+            cursor.execute(SQL["hold_delivery"], {"id": delivery_id})
             return NotClaimed.HELD
         if attempts >= max_attempts:
             cursor.execute(
                 SQL["fail_spent_delivery"],
-                {"id": delivery_id, "pending": DeliveryState.PENDING, "failed": DeliveryState.FAILED},
+                {"id": delivery_id},
             )
             return NotClaimed.ATTEMPTS_SPENT
         cursor.execute(
@@ -174,14 +172,10 @@ def claim_delivery(delivery_id: uuid.UUID) -> ClaimedDelivery | NotClaimed:
             {
                 "id": delivery_id,
                 "lease": lease_seconds(),
-                "pending": DeliveryState.PENDING,
-                "sending": DeliveryState.SENDING,
             },
         )
         (attempt,) = cursor.fetchone()
-        cursor.execute(
-            SQL["insert_attempt"], {"id": delivery_id, "number": attempt, "in_flight": DeliveryAttemptOutcome.IN_FLIGHT}
-        )
+        cursor.execute(SQL["insert_attempt"], {"id": delivery_id, "number": attempt})
         keys = signing_keys(endpoint_id)
     return ClaimedDelivery(
         delivery_id=delivery_id,
@@ -223,7 +217,7 @@ def _held(
         return True
     cursor.execute(
         SQL["older_pending_delivery"],
-        {"endpoint": endpoint_id, "due_at": due_at, "id": delivery_id, "pending": DeliveryState.PENDING},
+        {"endpoint": endpoint_id, "due_at": due_at, "id": delivery_id},
     )
     if cursor.fetchone()[0]:
         return True
@@ -234,7 +228,6 @@ def _held(
             "circuit": circuit,
             "open_until": open_until,
             "lease": lease_seconds(),
-            "half_open": CircuitState.HALF_OPEN,
         },
     )
     return cursor.rowcount == 0  # another delivery took the probe
@@ -361,9 +354,6 @@ def record_outcome(claim: ClaimedDelivery, outcome: Outcome, *, delay_seconds: f
                 "delay": delay,
                 "id": claim.delivery_id,
                 "attempt": claim.attempt,
-                "pending": DeliveryState.PENDING,
-                "sending": DeliveryState.SENDING,
-                "delivered": DeliveryState.DELIVERED,
             },
         )
         if cursor.rowcount == 0:

@@ -29,7 +29,6 @@ from delivery import signing
 from delivery.models import (
     VERIFICATION_TYPE,
     WEBHOOK_TYPES,
-    DeliveryState,
     EndpointStatus,
     WebhookEndpoint,
     WebhookEvent,
@@ -155,7 +154,6 @@ def insert_deliveries(
                 "tenant": tenant_id,
                 "type": webhook_type,
                 "verification": verification,
-                "pending": DeliveryState.PENDING,
                 "max_attempts": settings.WEBHOOK_MAX_ATTEMPTS,
             },
         )

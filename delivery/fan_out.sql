@@ -1,8 +1,7 @@
 -- Fan-out's statements (delivery/fan_out.py runs them): an outbox event's webhook body, kept
 -- once, and one delivery per subscribed endpoint under its deterministic id.
 --
--- States and statuses are parameters from delivery/models.py's enums, as in dispatch.sql
--- (which says why not SQL functions).
+-- States and statuses are delivery/functions.sql's constants, as in dispatch.sql.
 
 
 -- name: insert_webhook_event
@@ -18,7 +17,7 @@ ON CONFLICT (event_id) DO NOTHING
 INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, event_type, is_verification, state,
                                 attempts, max_attempts, next_attempt_at, last_error, response_snippet,
                                 created_at, updated_at)
-VALUES (%(id)s, %(event)s, %(endpoint)s, %(tenant)s, %(type)s, %(verification)s, %(pending)s,
+VALUES (%(id)s, %(event)s, %(endpoint)s, %(tenant)s, %(type)s, %(verification)s, delivery_state_pending(),
         0, %(max_attempts)s, now(), '', '', now(), now())
 ON CONFLICT (event_id, endpoint_id) DO NOTHING
 RETURNING id

@@ -17,7 +17,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
 from config.metrics import bounded_count, exact_count_cap
 from config.sql import load_statements
-from delivery.models import CircuitState, DeliveryAttemptOutcome, DeliveryState, EndpointStatus
+from delivery.models import CircuitState, DeliveryState, EndpointStatus
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
@@ -59,14 +59,13 @@ def _backlog(cursor: CursorWrapper) -> list[Metric]:
                 params={"state": state.value},
             ),
         )
-    pending = {"pending": DeliveryState.PENDING.value}
     due = bounded_count(
         cursor,
         count_sql=SQL["count_due_deliveries_bounded"],
         estimate_sql=SQL["estimate_due_deliveries"],
-        params=pending,
+        params={},
     )
-    cursor.execute(SQL["oldest_due_age"], pending)
+    cursor.execute(SQL["oldest_due_age"])
     oldest = cursor.fetchone()[0]
     return [
         deliveries,
@@ -123,7 +122,6 @@ def _recent_attempts(cursor: CursorWrapper) -> Metric:
         {
             "limit": exact_count_cap(),
             "window": RECENT_ATTEMPTS_WINDOW_SECONDS,
-            "in_flight": DeliveryAttemptOutcome.IN_FLIGHT.value,
         },
     )
     for http_status, count in cursor.fetchall():

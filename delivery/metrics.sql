@@ -1,6 +1,7 @@
 -- Webhook deliveries as /metrics reports them (delivery/metrics.py runs these; the counts of
 -- deliveries through config.metrics.bounded_count). States, statuses and outcomes are
--- parameters from delivery/models.py's enums, as in dispatch.sql.
+-- delivery/functions.sql's constants (or a parameter where a statement runs for each state),
+-- as in dispatch.sql.
 
 
 -- name: count_deliveries_in_state_bounded
@@ -17,17 +18,17 @@ EXPLAIN (FORMAT JSON) SELECT 1 FROM webhook_deliveries WHERE state = %(state)s
 -- Due now: delivery_due_idx (next_attempt_at WHERE pending) serves this count, its estimate
 -- and the minimum below.
 SELECT count(*) FROM (
-    SELECT 1 FROM webhook_deliveries WHERE state = %(pending)s AND next_attempt_at <= now() LIMIT %(limit)s
+    SELECT 1 FROM webhook_deliveries WHERE state = delivery_state_pending() AND next_attempt_at <= now() LIMIT %(limit)s
 ) AS bounded
 
 
 -- name: estimate_due_deliveries
-EXPLAIN (FORMAT JSON) SELECT 1 FROM webhook_deliveries WHERE state = %(pending)s AND next_attempt_at <= now()
+EXPLAIN (FORMAT JSON) SELECT 1 FROM webhook_deliveries WHERE state = delivery_state_pending() AND next_attempt_at <= now()
 
 
 -- name: oldest_due_age
 SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM webhook_deliveries
- WHERE state = %(pending)s AND next_attempt_at <= now()
+ WHERE state = delivery_state_pending() AND next_attempt_at <= now()
 
 
 -- name: endpoints_by_status_and_circuit
@@ -47,5 +48,5 @@ SELECT http_status, count(*)
           FROM webhook_delivery_attempts
          ORDER BY id DESC
          LIMIT %(limit)s) AS newest
- WHERE started_at > now() - make_interval(secs => %(window)s) AND outcome <> %(in_flight)s
+ WHERE started_at > now() - make_interval(secs => %(window)s) AND outcome <> delivery_attempt_in_flight()
  GROUP BY http_status

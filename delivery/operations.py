@@ -14,7 +14,7 @@ from kombu import Connection
 
 from config.sql import load_statements
 from delivery import scheduling
-from delivery.models import Delivery, DeliveryAttemptOutcome, DeliveryState, EndpointStatus
+from delivery.models import Delivery, DeliveryState
 from extraction.events import EventType
 from extraction.operations.audit import Action, Finding
 from extraction.operations.slo import FRACTIONS, Percentiles, ReportSection, SloWindow
@@ -30,7 +30,6 @@ def erp_delivery_latency(cursor: CursorWrapper, window: SloWindow) -> ReportSect
         SQL["erp_delivery_latency"],
         {
             "terminal_events": [EventType.COMPLETED, EventType.DEAD_LETTERED],
-            "delivered": DeliveryAttemptOutcome.DELIVERED,
             "fractions": list(FRACTIONS),
         },
     )
@@ -60,8 +59,6 @@ def overdue_deliveries(*, repair: bool, broker: Connection | None = None) -> Fin
         cursor.execute(
             SQL["overdue_deliveries"],
             {
-                "pending": DeliveryState.PENDING,
-                "active": EndpointStatus.ACTIVE,
                 "lag": settings.AUDIT_DELIVERY_LAG_SECONDS,
                 "limit": settings.AUDIT_LIMIT,
             },

@@ -1,6 +1,6 @@
 -- Delivery's parts of the SLO report and of the self-audit (delivery/operations.py runs
--- these). Delivery states and attempt outcomes are parameters from delivery/models.py's enums,
--- as in dispatch.sql.
+-- these). Delivery states and attempt outcomes are delivery/functions.sql's constants, as in
+-- dispatch.sql.
 
 
 -- name: erp_delivery_latency
@@ -18,7 +18,7 @@ WITH terminal AS (
 , deliveries AS (
     SELECT t.terminal_at,
            (SELECT min(a.ended_at) FROM webhook_delivery_attempts a
-             WHERE a.delivery_id = d.id AND a.outcome = %(delivered)s) AS delivered_at
+             WHERE a.delivery_id = d.id AND a.outcome = delivery_attempt_delivered()) AS delivered_at
       FROM terminal t
       JOIN webhook_deliveries d ON d.event_id = t.event_id AND NOT d.is_verification
 )
@@ -37,8 +37,8 @@ SELECT (SELECT count(*) FROM terminal),
 -- conditions of scheduling.sql's take_due_deliveries), oldest first (delivery_due_idx). A
 -- delivery its endpoint holds back is waiting by design, not overdue.
 SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
- WHERE d.state = %(pending)s AND d.next_attempt_at < now() - make_interval(secs => %(lag)s)
-   AND (e.status = %(active)s OR d.is_verification)
+ WHERE d.state = delivery_state_pending() AND d.next_attempt_at < now() - make_interval(secs => %(lag)s)
+   AND (e.status = endpoint_status_active() OR d.is_verification)
    AND (e.circuit_open_until IS NULL OR e.circuit_open_until <= now())
    AND (e.retry_not_before IS NULL OR e.retry_not_before <= now())
  ORDER BY d.next_attempt_at, d.id

@@ -67,7 +67,7 @@ def redeliver(f: DeliveryFilter, *, dry_run: bool = False) -> list[uuid.UUID]:
             return [row[0] for row in cursor.fetchall()]
         cursor.execute(
             SQL["redeliver"],
-            {**params, "budget": settings.WEBHOOK_MAX_ATTEMPTS, "pending": DeliveryState.PENDING},
+            {**params, "budget": settings.WEBHOOK_MAX_ATTEMPTS},
         )
         ids = [row[0] for row in cursor.fetchall()]
     logger.info("deliveries put back for redelivery", extra={"count": len(ids)})

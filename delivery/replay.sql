@@ -1,8 +1,8 @@
 -- The operators' delivery statements (delivery/replay.py runs them): redeliver by filter,
 -- replay the events an endpoint never had, expedite one delivery.
 --
--- States are parameters from delivery/models.py's enums, as in dispatch.sql (which says why
--- not SQL functions).
+-- States are delivery/functions.sql's constants (or a parameter for the operator's filter), as
+-- in dispatch.sql.
 
 
 -- name: redeliverable_deliveries
@@ -23,7 +23,7 @@ SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.
 -- name: redeliver
 -- The same filters as redeliverable_deliveries: back to PENDING, due now, with a fresh budget.
 UPDATE webhook_deliveries AS d
-   SET state = %(pending)s, next_attempt_at = now(), hinted_at = NULL, lease_until = NULL,
+   SET state = delivery_state_pending(), next_attempt_at = now(), hinted_at = NULL, lease_until = NULL,
        max_attempts = d.attempts + %(budget)s, updated_at = now()
   FROM webhook_events ev
  WHERE ev.event_id = d.event_id

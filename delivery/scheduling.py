@@ -22,7 +22,6 @@ from config.outages import Outage
 from config.sql import load_statements
 from config.topology import DELIVERY, queue_depth
 from delivery.dispatch import DISPATCH_TASK
-from delivery.models import DeliveryAttemptOutcome, DeliveryState, EndpointStatus
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 logger = logging.getLogger("delivery")
@@ -40,11 +39,6 @@ def reap_expired_delivery_leases(*, limit: int = 500) -> int:
             SQL["reap_expired_leases"],
             {
                 "limit": limit,
-                "pending": DeliveryState.PENDING,
-                "sending": DeliveryState.SENDING,
-                "failed": DeliveryState.FAILED,
-                "in_flight": DeliveryAttemptOutcome.IN_FLIGHT,
-                "unknown": DeliveryAttemptOutcome.UNKNOWN,
             },
         )
         return cursor.rowcount
@@ -61,8 +55,6 @@ def take_due_deliveries(*, limit: int) -> list[uuid.UUID]:
             {
                 "rehint": REHINT_SECONDS,
                 "limit": limit,
-                "pending": DeliveryState.PENDING,
-                "active": EndpointStatus.ACTIVE,
             },
         )
         return [row[0] for row in cursor.fetchall()]

@@ -55,6 +55,10 @@ INLINE_SQL_ALLOWED: dict[str, str] = {
     "delivery/receiver.py": "meant to be copied into an integrator's code: psycopg.sql composes its table names",
 }
 
+# Files of the database's functions and triggers, which migrations apply (config.sql.ApplyStatementFile)
+# rather than a module beside them, and where the state constants are spelt; tests/extraction/test_database_functions.py checks them.
+APPLIED_BY_MIGRATIONS = ("extraction/functions.sql", "delivery/functions.sql")
+
 # Modules that still assemble a statement from fragments, and why. Only shrinks (it is empty:
 # keep it so).
 ASSEMBLING_SQL_ALLOWED: dict[str, str] = {}
@@ -134,13 +138,18 @@ def test_every_statement_that_must_be_named_is() -> None:
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 
 
+def _statement_files() -> list[Path]:
+    """The .sql files of statements: every one but the functions files that define the constants."""
+    return [path for path in _sql_files() if _relative(path) not in APPLIED_BY_MIGRATIONS]
+
+
 def test_no_sql_file_spells_a_job_state() -> None:
     """States come from the enum: job_state_ready() and so on (extraction/functions.sql, checked below),
     or a parameter. A literal 'READY' would drift from JobState unseen."""
     states = set(JobState.values)
     spelled = [
         (_relative(path), literal)
-        for path in _sql_files()
+        for path in _statement_files()
         for literal in _QUOTED.findall(path.read_text())
         if literal in states
     ]
@@ -148,28 +157,39 @@ def test_no_sql_file_spells_a_job_state() -> None:
 
 
 def test_no_sql_file_spells_a_delivery_state() -> None:
-    """Delivery states, endpoint statuses, circuit states and attempt outcomes are parameters
-    from delivery/models.py's enums (delivery/dispatch.sql says why not SQL functions): a
-    literal 'pending' would drift from DeliveryState unseen."""
+    """Delivery states, endpoint statuses, circuit states and attempt outcomes come from
+    delivery/functions.sql's constants (delivery_state_pending() and so on, checked below) or a
+    parameter: a literal 'pending' would drift from DeliveryState unseen."""
     values = {v for enum in (DeliveryState, EndpointStatus, CircuitState, DeliveryAttemptOutcome) for v in enum.values}
     spelled = [
         (_relative(path), literal)
-        for path in _sql_files()
+        for path in _statement_files()
         for literal in _QUOTED.findall(path.read_text())
         if literal in values
     ]
     assert not spelled
 
 
+STATE_CONSTANTS = {
+    "job_state": JobState,
+    "delivery_state": DeliveryState,
+    "endpoint_status": EndpointStatus,
+    "circuit_state": CircuitState,
+    "delivery_attempt": DeliveryAttemptOutcome,
+}
+
+
 @pytest.mark.django_db
-def test_the_state_constants_in_the_database_are_the_enums_values() -> None:
+@pytest.mark.parametrize("prefix", STATE_CONSTANTS)
+def test_the_state_constants_in_the_database_are_the_enums_values(prefix: str) -> None:
+    enum = STATE_CONSTANTS[prefix]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT proname FROM pg_proc WHERE proname LIKE %s", ["job\\_state\\_%"])
+        cursor.execute("SELECT proname FROM pg_proc WHERE proname LIKE %s", [prefix.replace("_", "\\_") + "\\_%"])
         functions = {name for (name,) in cursor.fetchall()}
-        assert functions == {f"job_state_{state.name.lower()}" for state in JobState}
-        for state in JobState:
-            cursor.execute(f"SELECT job_state_{state.name.lower()}()")
-            assert cursor.fetchone()[0] == state.value
+        assert functions == {f"{prefix}_{member.name.lower()}" for member in enum}
+        for member in enum:
+            cursor.execute(f"SELECT {prefix}_{member.name.lower()}()")
+            assert cursor.fetchone()[0] == member.value
 
 
 # --- the modules ----------------------------------------------------------------------------------
@@ -322,11 +342,6 @@ def _loads_own_file(tree: ast.Module) -> bool:
         and ast.unparse(node.value) == "load_statements(Path(__file__).with_suffix('.sql'))"
         for node in tree.body
     )
-
-
-# Files of the database's functions and triggers, which migrations apply (config.sql.ApplyStatementFile)
-# rather than a module beside them; tests/extraction/test_database_functions.py checks them.
-APPLIED_BY_MIGRATIONS = ("extraction/functions.sql",)
 
 
 def test_every_statement_a_module_names_exists_and_every_statement_is_used() -> None:

@@ -1,7 +1,7 @@
-"""extraction/functions.sql is the one current source of the database's functions and triggers:
-a freshly migrated database defines exactly what it says, and the latest migration that
-applies it was written for its current text (so a change to the file comes with a migration
-that brings databases already migrated up to it)."""
+"""Each app's functions.sql (extraction's, delivery's) is the one current source of its database
+functions and triggers: a freshly migrated database defines exactly what they say, and the
+latest migration that applies each was written for its current text (so a change to the file
+comes with a migration that brings databases already migrated up to it)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from django.db.migrations.loader import MigrationLoader
 
 from config.sql import ApplyStatementFile, file_sha256, load_statements
 
-FUNCTIONS_FILE = Path(__file__).resolve().parents[2] / "extraction" / "functions.sql"
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS_FILES = {"extraction": ROOT / "extraction" / "functions.sql", "delivery": ROOT / "delivery" / "functions.sql"}
 
 # Every function of the public schema that no extension owns, as PostgreSQL prints it back.
 DEFINED_FUNCTIONS = """
@@ -44,8 +45,9 @@ def test_a_migrated_database_defines_exactly_what_the_file_says():
     functions, triggers = _defined()
     with transaction.atomic():
         with connection.cursor() as cursor:
-            for statement in load_statements(FUNCTIONS_FILE).values():
-                cursor.execute(statement)
+            for path in FUNCTIONS_FILES.values():
+                for statement in load_statements(path).values():
+                    cursor.execute(statement)
         applied_again = _defined()
         transaction.set_rollback(True)
 
@@ -53,24 +55,26 @@ def test_a_migrated_database_defines_exactly_what_the_file_says():
     assert applied_again == (functions, triggers)
     # And the database has nothing the file does not name (a function dropped from the file
     # needs a migration that drops it).
-    created = [match.groupdict() for match in _CREATED.finditer(FUNCTIONS_FILE.read_text())]
+    created = [m.groupdict() for path in FUNCTIONS_FILES.values() for m in _CREATED.finditer(path.read_text())]
     assert sorted(name for name, _, _ in functions) == sorted(c["name"] for c in created if c["kind"] == "FUNCTION")
     assert [name for name, _ in triggers] == sorted(c["name"] for c in created if c["kind"] == "TRIGGER")
 
 
-def test_the_latest_migration_applying_the_file_was_written_for_its_current_text():
+@pytest.mark.parametrize("app", FUNCTIONS_FILES)
+def test_the_latest_migration_applying_the_file_was_written_for_its_current_text(app: str):
+    functions_file = FUNCTIONS_FILES[app]
     loader = MigrationLoader(None, ignore_no_migrations=True)
-    (leaf,) = loader.graph.leaf_nodes("extraction")
+    (leaf,) = loader.graph.leaf_nodes(app)
     applying = [
         (key, operation)
         for key in loader.graph.forwards_plan(leaf)
-        if key[0] == "extraction"
+        if key[0] == app
         for operation in loader.graph.nodes[key].operations
-        if isinstance(operation, ApplyStatementFile) and operation.path == FUNCTIONS_FILE
+        if isinstance(operation, ApplyStatementFile) and operation.path == functions_file
     ]
-    assert applying, "no migration applies extraction/functions.sql"
+    assert applying, f"no migration applies {app}/functions.sql"
     key, latest = applying[-1]
-    assert latest.sha256 == file_sha256(FUNCTIONS_FILE), (
-        f"extraction/functions.sql changed since {key[1]} applied it: add a migration that applies it "
-        f"again with sha256={file_sha256(FUNCTIONS_FILE)}"
+    assert latest.sha256 == file_sha256(functions_file), (
+        f"{app}/functions.sql changed since {key[1]} applied it: add a migration that applies it "
+        f"again with sha256={file_sha256(functions_file)}"
     )
