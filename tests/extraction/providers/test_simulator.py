@@ -38,6 +38,18 @@ RESPONSE_FORMAT = {
 }
 
 
+@pytest.fixture(scope="module")
+def simulator():
+    with SimulatorProcess() as process:
+        yield process
+
+
+@pytest.fixture
+def sim(simulator):
+    simulator.reset()
+    return simulator
+
+
 @pytest.fixture
 def client(sim):
     with openai.OpenAI(base_url=sim.base_url, api_key="any", max_retries=0) as client:
