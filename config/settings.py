@@ -754,8 +754,9 @@ CHANNEL_LAYERS = {
     "default": {
         # Pub/sub: one Redis message per notice per daphne process, fanned out in-process to
         # its sockets (the list-based layer pushes and pops one message per socket). A notice
-        # published while a process's subscription is reconnecting to Redis is lost there; open
-        # streams re-read the event log every NOTIFY_CATCHUP_SECONDS for such gaps.
+        # published while a process's subscription is reconnecting to Redis, or the last ones
+        # a failed-over master had not replicated, are lost there; open streams re-read the
+        # event log every NOTIFY_CATCHUP_SECONDS for such gaps.
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "CONFIG": {"hosts": [_channels_redis_host(env("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/2"))]},
     }
@@ -774,7 +775,6 @@ NOTIFY_WS_PORT = env_int("WS_PORT", 8001)
 NOTIFY_TICKET_SECONDS = 30  # a WebSocket ticket's life: minted just before connecting
 NOTIFY_REVOCATION_POLL_SECONDS = 1.0  # how often the notifier looks for revocations to push
 NOTIFY_POLL_SECONDS = 1.0  # the notifier's fallback poll when no NOTIFY arrives
-NOTIFY_REVOCATION_POLL_SECONDS = 1.0
 
 # /metrics (Prometheus text format) answers loopback clients, or anyone with this bearer token.
 METRICS_TOKEN = env("METRICS_TOKEN", "")

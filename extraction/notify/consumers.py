@@ -31,6 +31,7 @@ from extraction.notify.listeners import (
     CatchUp,
     JobNotice,
     Listener,
+    MissedNoticeSweep,
     Subscription,
     catch_up,
     listener_for_token,
@@ -76,7 +77,7 @@ class LiveJobsMixin:
 
     listener: Listener | None = None
     subscription: Subscription | None = None
-    cursor: int | None = None  # the highest event id this stream has sent
+    sweep: MissedNoticeSweep | None = None
     verified_at: float = 0.0
     _reauthorization: asyncio.Task | None = None
     channel_layer: Any
@@ -109,7 +110,7 @@ class LiveJobsMixin:
         self.subscription = subscription
         await self.channel_layer.group_add(subscription.group, self.channel_name)
         caught_up = await _in_thread(catch_up)(subscription, cursor)
-        self.cursor = caught_up.cursor
+        self.sweep = MissedNoticeSweep.after(caught_up)
         return caught_up
 
     async def stop_listening(self) -> None:
@@ -143,7 +144,8 @@ class LiveJobsMixin:
             return
         if time.monotonic() - self.verified_at > 2 * settings.NOTIFY_REAUTH_SECONDS:
             return
-        self.cursor = max(self.cursor or 0, notice.event_id)
+        if self.sweep is not None:
+            self.sweep.mark_sent(notice.event_id)
         await self.deliver(notice.frame())
 
     async def auth_revoked(self, message: dict[str, Any]) -> None:
@@ -180,25 +182,25 @@ class LiveJobsMixin:
 
     async def _send_missed(self) -> None:
         """The backstop for notices the channel layer lost (pub/sub drops what is published
-        while a process's subscription reconnects): replay what the event log holds after
-        the last event sent. Repeats are harmless (clients keep the highest state_version);
-        a stream too far behind for a replay is left to the client's reconnect and status reads."""
-        subscription, cursor = self.subscription, self.cursor
-        if subscription is None or cursor is None:
+        while a process's subscription reconnects, a Redis failover loses its last writes):
+        re-read the event log from the sweep's start and send what this stream has not sent.
+        Too many events for a replay: the snapshot of the subscription's jobs instead."""
+        subscription, sweep = self.subscription, self.sweep
+        if subscription is None or sweep is None:
             return
         try:
             caught_up = await asyncio.wait_for(
-                _in_thread(catch_up)(subscription, cursor), timeout=settings.NOTIFY_REAUTH_SECONDS
+                _in_thread(catch_up)(subscription, sweep.start), timeout=settings.NOTIFY_REAUTH_SECONDS
             )
         except Exception as exc:  # noqa: BLE001 — the next round tries again
             logger.warning("catch-up of missed notices failed", extra={"error": repr(exc)})
             return
-        if caught_up.mode != "replay" or self.subscription is not subscription:
-            return
-        for notice in caught_up.notices:
-            if notice.event_id > (self.cursor or 0):
-                self.cursor = notice.event_id
-                await self.deliver(notice.frame())
+        if self.subscription is not subscription or self.sweep is not sweep:
+            return  # re-subscribed meanwhile: that subscribe's catch-up stands
+        for notice in sweep.unsent(caught_up.notices):
+            sweep.mark_sent(notice.event_id)
+            await self.deliver(notice.frame())
+        sweep.advance(caught_up.cursor)
 
 
 class JobEventsConsumer(LiveJobsMixin, AsyncWebsocketConsumer):

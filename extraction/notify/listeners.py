@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import secrets
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from django.conf import settings
@@ -229,6 +229,34 @@ class CatchUp:
     notices: list[JobNotice]
     cursor: int
     truncated: bool = False
+
+
+@dataclass
+class MissedNoticeSweep:
+    """What a stream has sent, for its periodic re-read of the event log (the backstop for
+    notices the channel layer lost). Only the database moves where a re-read starts, never a
+    live notice: a Redis failover can drop a notice while a later, higher one gets through.
+    Each re-read starts one round back, so an event whose id was taken before a round's read
+    but committed after it is still found; ``sent`` keeps those rounds from repeating frames."""
+
+    start: int
+    next_start: int
+    sent: set[int] = field(default_factory=set)
+
+    @classmethod
+    def after(cls, caught_up: CatchUp) -> MissedNoticeSweep:
+        return cls(start=caught_up.cursor, next_start=caught_up.cursor, sent={n.event_id for n in caught_up.notices})
+
+    def unsent(self, notices: list[JobNotice]) -> list[JobNotice]:
+        return [n for n in notices if n.event_id not in self.sent]
+
+    def mark_sent(self, event_id: int) -> None:
+        if event_id > self.start:
+            self.sent.add(event_id)
+
+    def advance(self, read_up_to: int) -> None:
+        self.start, self.next_start = self.next_start, max(self.next_start, read_up_to)
+        self.sent = {event_id for event_id in self.sent if event_id > self.start}
 
 
 def subscription_for(listener: Listener, job_id: str | None) -> Subscription | None:

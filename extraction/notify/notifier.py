@@ -46,8 +46,11 @@ class EventCursor:
     position: int
     gaps: dict[int, float] = field(default_factory=dict)
 
+    def is_news(self, event_id: int) -> bool:
+        return event_id in self.gaps or event_id > self.position
+
     def admit(self, event_id: int, now: float) -> bool:
-        """True when ``event_id`` is news (to forward), False when it was forwarded already."""
+        """Record ``event_id`` as forwarded: True when it was news, False when it was forwarded already."""
         if event_id in self.gaps:
             del self.gaps[event_id]
             return True
@@ -111,8 +114,9 @@ class Notifier:
                     },
                 )
                 rows = await cur.fetchall()
-            now = time.monotonic()
-            fresh = [(JobNotice.from_row(row[:5]), row[5]) for row in rows if self.cursor.admit(row[0], now)]
+            # An event counts as forwarded only once the layer took it: a send that fails
+            # (Redis gone) leaves it, and every later one, for the retry.
+            fresh = [(JobNotice.from_row(row[:5]), row[5]) for row in rows if self.cursor.is_news(row[0])]
             for notice, trace_context in fresh:
                 with tracing.step_span(
                     "notify.job_changed",
@@ -125,7 +129,8 @@ class Notifier:
                     },
                 ):
                     await self._send(notice)
-            forwarded += len(fresh)
+                self.cursor.admit(notice.event_id, time.monotonic())
+                forwarded += 1
             if len(rows) < self.batch_size:
                 break
         self.cursor.forget_old_gaps(time.monotonic())

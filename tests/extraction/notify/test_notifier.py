@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import redis
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import connections
@@ -151,3 +152,38 @@ async def test_a_restarted_notifier_resends_the_last_seconds(tenant_a):
     finally:
         await notifier.close()
         await layer.group_discard(job_group(job), channel)
+
+
+class LayerThatFailsOnce:
+    """The real channel layer, except that one group_send raises as it would with Redis gone."""
+
+    def __init__(self, layer, fail_on_call: int) -> None:
+        self.layer = layer
+        self.calls = 0
+        self.fail_on_call = fail_on_call
+
+    async def group_send(self, group: str, message: dict) -> None:
+        self.calls += 1
+        if self.calls == self.fail_on_call:
+            raise redis.ConnectionError("Connection refused")
+        await self.layer.group_send(group, message)
+
+
+async def test_an_event_the_layer_refused_is_forwarded_on_the_retry(tenant_a):
+    """A send that fails mid-batch leaves that event, and the ones after it, for the next step."""
+    jobs = [await database_sync_to_async(submit)(tenant_a) for _ in range(3)]
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(tenant_group(tenant_a.tenant.pk), channel)
+    # Each notice is two sends (tenant group, job group): the third is the second job's.
+    notifier = Notifier(poll_interval=0.1, channel_layer=LayerThatFailsOnce(layer, fail_on_call=3))
+    try:
+        with pytest.raises(redis.ConnectionError):
+            await notifier.forward_new_events()
+        assert await notifier.forward_new_events() == 2
+        received = [await asyncio.wait_for(layer.receive(channel), timeout=5) for _ in range(3)]
+        assert [m["job_id"] for m in received] == jobs
+        assert await notifier.forward_new_events() == 0
+    finally:
+        await notifier.close()
+        await layer.group_discard(tenant_group(tenant_a.tenant.pk), channel)

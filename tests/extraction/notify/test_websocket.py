@@ -228,6 +228,29 @@ async def test_a_notice_the_layer_lost_is_sent_from_the_event_log(tenant_a, sett
     await comm.disconnect()
 
 
+async def test_a_lost_notice_is_sent_even_after_a_later_one_got_through(tenant_a, settings):
+    """A Redis failover can drop one notice while a later, higher one is delivered: the
+    periodic catch-up starts from what the database said, not from the live notices."""
+    settings.NOTIFY_REAUTH_SECONDS = 0.5
+    settings.NOTIFY_CATCHUP_SECONDS = 1
+    lost_job, live_job = [await sync_to_async(submit)(tenant_a) for _ in range(2)]
+    comm, _, _ = await open_socket(subprotocols=token_protocols(tenant_a.token))
+    await subscribe(comm)
+    await sync_to_async(take_in)(lost_job)  # no notifier: its notice is never published
+    await sync_to_async(take_in)(live_job)
+    (live_event,) = await sync_to_async(
+        lambda: list(JobEvent.objects.filter(job_id=live_job, state_version=2).values_list("id", flat=True))
+    )()
+    live = JobNotice(
+        event_id=live_event, job_id=live_job, tenant_id=str(tenant_a.tenant.pk), state_version=2, state="READY"
+    )
+    await get_channel_layer().group_send(tenant_group(tenant_a.tenant.pk), live.layer_message())
+    frames = [await comm.receive_json_from(timeout=5) for _ in range(2)]
+    assert [(f["job_id"], f["state_version"]) for f in frames] == [(live_job, 2), (lost_job, 2)]
+    assert await comm.receive_nothing(timeout=2.5)  # the live one is not repeated by the catch-up
+    await comm.disconnect()
+
+
 async def test_no_frame_of_another_tenant_ever_reaches_a_socket(tenant_a, tenant_b):
     job_a = await sync_to_async(submit)(tenant_a)
     job_b = await sync_to_async(submit)(tenant_b)
