@@ -179,7 +179,12 @@ def test_every_process_ends_cleanly_on_sigterm_within_its_grace(processes, trans
     wait_for(lambda: serves_health(ws_port), timeout=60, message=processes.logs)
     pipeline.create_tenant()
     load = Load(pipeline, rate=3.0, seconds=8.0).start()
-    time.sleep(4.0)  # jobs in every stage
+
+    def in_every_stage() -> bool:
+        states = pipeline.job_states()
+        return states["RUNNING"] > 0 and states["SUCCEEDED"] + states["REVIEW_REQUIRED"] > 0
+
+    wait_for(in_every_stage, timeout=60, message=processes.logs)
 
     exits = {}
     for name in EXIT_BOUNDS:

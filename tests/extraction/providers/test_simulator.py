@@ -39,27 +39,29 @@ RESPONSE_FORMAT = {
 
 
 @pytest.fixture(scope="module")
-def simulator():
+def instant_simulator():
+    """The simulator at its own defaults (no latency), as these tests describe it; the
+    pipeline's tests use the shared ``simulator`` with a realistic latency."""
     with SimulatorProcess() as process:
         yield process
 
 
 @pytest.fixture
-def sim(simulator):
-    simulator.reset()
-    return simulator
+def instant_sim(instant_simulator):
+    instant_simulator.reset()
+    return instant_simulator
 
 
 @pytest.fixture
-def client(sim):
-    with openai.OpenAI(base_url=sim.base_url, api_key="any", max_retries=0) as client:
+def client(instant_sim):
+    with openai.OpenAI(base_url=instant_sim.base_url, api_key="any", max_retries=0) as client:
         yield client
 
 
 def complete(client: openai.OpenAI, document: DocumentText = INVOICE, *, job_id: str | None = None, **options):
     headers = {"X-Job-Id": job_id} if job_id else {}
     return client.chat.completions.create(
-        model="sim-model",
+        model="instant_sim-model",
         messages=build_messages(document, "invoice.v1"),
         response_format=RESPONSE_FORMAT,
         extra_headers=headers,
@@ -93,18 +95,18 @@ def test_a_prompt_without_our_document_is_a_bad_request(client):
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Extract: Invoice 1"}])
 
 
-def test_calls_are_counted_per_job(client, sim):
+def test_calls_are_counted_per_job(client, instant_sim):
     complete(client, job_id="job-a")
     complete(client, job_id="job-b")
     complete(client, job_id="job-a")
 
-    stats = sim.stats()
+    stats = instant_sim.stats()
     assert stats["calls_by_job"] == {"job-a": 2, "job-b": 1}
     assert stats["calls"] == 3 and stats["outcomes"] == {"ok": 3}
 
 
-def test_concurrency_limit_turns_the_extra_call_into_a_429(client, sim):
-    sim.control(max_concurrency=5, latency_mean_seconds=1.0)
+def test_concurrency_limit_turns_the_extra_call_into_a_429(client, instant_sim):
+    instant_sim.control(max_concurrency=5, latency_mean_seconds=1.0)
     start = threading.Barrier(6)
     results: list[object] = []
 
@@ -124,12 +126,12 @@ def test_concurrency_limit_turns_the_extra_call_into_a_429(client, sim):
     refused = [r for r in results if isinstance(r, openai.RateLimitError)]
     assert len(refused) == 1
     assert refused[0].response.headers["retry-after-ms"] == "1000"
-    stats = sim.stats()
+    stats = instant_sim.stats()
     assert stats["concurrency"]["peak"] == 5 and stats["rate_limited"] == 1
 
 
-def test_requests_per_minute_window_follows_time_scale(client, sim):
-    sim.control(rpm=2, time_scale=0.02)  # a 60 s window lasts 1.2 s
+def test_requests_per_minute_window_follows_time_scale(client, instant_sim):
+    instant_sim.control(rpm=2, time_scale=0.02)  # a 60 s window lasts 1.2 s
     complete(client)
     complete(client)
 
@@ -145,9 +147,9 @@ def test_requests_per_minute_window_follows_time_scale(client, sim):
     complete(client)
 
 
-def test_tokens_per_minute_counts_prompt_and_completion(client, sim):
+def test_tokens_per_minute_counts_prompt_and_completion(client, instant_sim):
     first = complete(client).usage.total_tokens
-    sim.control(tpm=first * 5 // 2)
+    instant_sim.control(tpm=first * 5 // 2)
     second = client.chat.completions.with_raw_response.create(
         model="m", messages=build_messages(INVOICE, "invoice.v1"), response_format=RESPONSE_FORMAT
     )
@@ -160,8 +162,8 @@ def test_tokens_per_minute_counts_prompt_and_completion(client, sim):
     assert float(refused.value.response.headers["retry-after-ms"]) > 0
 
 
-def test_a_call_larger_than_the_whole_token_budget_is_refused_for_good(client, sim):
-    sim.control(tpm=50)
+def test_a_call_larger_than_the_whole_token_budget_is_refused_for_good(client, instant_sim):
+    instant_sim.control(tpm=50)
 
     with pytest.raises(openai.BadRequestError) as refused:
         complete(client)
@@ -169,8 +171,8 @@ def test_a_call_larger_than_the_whole_token_budget_is_refused_for_good(client, s
     assert refused.value.code == "request_too_large"
 
 
-def test_latency_is_scaled_by_time_scale(client, sim):
-    sim.control(latency_mean_seconds=15, time_scale=0.01)  # a constant "15 s" call
+def test_latency_is_scaled_by_time_scale(client, instant_sim):
+    instant_sim.control(latency_mean_seconds=15, time_scale=0.01)  # a constant "15 s" call
     started = time.monotonic()
     complete(client)
     elapsed = time.monotonic() - started
@@ -189,11 +191,11 @@ def test_latency_follows_the_configured_mean_and_p95():
 
 
 @pytest.mark.slow
-def test_many_slow_concurrent_calls_are_served_together(sim):
-    sim.control(latency_mean_seconds=200, time_scale=0.01)  # every call takes 2 s
+def test_many_slow_concurrent_calls_are_served_together(instant_sim):
+    instant_sim.control(latency_mean_seconds=200, time_scale=0.01)  # every call takes 2 s
 
     async def run() -> list[object]:
-        async with openai.AsyncOpenAI(base_url=sim.base_url, api_key="k", max_retries=0, timeout=20) as client:
+        async with openai.AsyncOpenAI(base_url=instant_sim.base_url, api_key="k", max_retries=0, timeout=20) as client:
             messages = build_messages(INVOICE, "invoice.v1")
             calls = [client.chat.completions.create(model="m", messages=messages) for _ in range(300)]
             return await asyncio.gather(*calls)
@@ -203,36 +205,36 @@ def test_many_slow_concurrent_calls_are_served_together(sim):
 
     assert len(completions) == 300
     # One after the other they would take 600 s; all in flight at once, about 2 s plus overhead.
-    assert sim.stats()["concurrency"]["peak"] == 300
+    assert instant_sim.stats()["concurrency"]["peak"] == 300
     assert time.monotonic() - started < 15
 
 
-def test_a_hang_outlasts_the_client_and_then_frees_its_slot(client, sim):
-    sim.control(hang_next=1)
+def test_a_hang_outlasts_the_client_and_then_frees_its_slot(client, instant_sim):
+    instant_sim.control(hang_next=1)
 
     with pytest.raises(openai.APITimeoutError):
         complete(client, timeout=0.3)
 
     deadline = time.monotonic() + 3
-    while sim.stats()["concurrency"]["current"] and time.monotonic() < deadline:
+    while instant_sim.stats()["concurrency"]["current"] and time.monotonic() < deadline:
         time.sleep(0.05)
-    stats = sim.stats()
+    stats = instant_sim.stats()
     assert stats["concurrency"]["current"] == 0 and stats["outcomes"]["hang"] == 1
 
 
-def test_server_errors_come_in_bursts_of_the_next_n_calls(client, sim):
-    sim.control(error_next=2)
+def test_server_errors_come_in_bursts_of_the_next_n_calls(client, instant_sim):
+    instant_sim.control(error_next=2)
 
     for _ in range(2):
         with pytest.raises(openai.InternalServerError):
             complete(client)
     complete(client)
 
-    assert sim.stats()["outcomes"] == {"server_error": 2, "ok": 1}
+    assert instant_sim.stats()["outcomes"] == {"server_error": 2, "ok": 1}
 
 
-def test_error_probability_is_honoured(client, sim):
-    sim.control(error_rate=0.5, seed=11)
+def test_error_probability_is_honoured(client, instant_sim):
+    instant_sim.control(error_rate=0.5, seed=11)
     failures = 0
     for _ in range(60):
         try:
@@ -243,8 +245,8 @@ def test_error_probability_is_honoured(client, sim):
     assert 15 <= failures <= 45
 
 
-def test_malformed_content_is_not_json(client, sim):
-    sim.control(malformed_next=1)
+def test_malformed_content_is_not_json(client, instant_sim):
+    instant_sim.control(malformed_next=1)
 
     content = complete(client).choices[0].message.content
 
@@ -252,9 +254,9 @@ def test_malformed_content_is_not_json(client, sim):
         json.loads(content)
 
 
-def test_hallucination_invents_a_well_formed_iban_with_evidence_elsewhere(client, sim):
+def test_hallucination_invents_a_well_formed_iban_with_evidence_elsewhere(client, instant_sim):
     real = extract_invoice(INVOICE)["supplier"]["iban"]
-    sim.control(hallucination_next=1)
+    instant_sim.control(hallucination_next=1)
 
     content = complete(client).choices[0].message.content
 
@@ -268,8 +270,8 @@ def test_hallucination_invents_a_well_formed_iban_with_evidence_elsewhere(client
     assert evidence != real["evidence"]
 
 
-def test_injection_echo_obeys_the_document_when_asked(client, sim):
-    sim.control(injection_next=1)
+def test_injection_echo_obeys_the_document_when_asked(client, instant_sim):
+    instant_sim.control(injection_next=1)
 
     obeyed = answer_of(complete(client, INJECTION))
     ignored = answer_of(complete(client, INJECTION))
@@ -277,30 +279,30 @@ def test_injection_echo_obeys_the_document_when_asked(client, sim):
     assert obeyed["callback_url"] == INJECTED_URL
     assert obeyed["supplier"]["iban"]["value"] == INJECTED_IBAN
     assert ignored == extract_invoice(INJECTION)
-    assert sim.stats()["outcomes"] == {"injection_obeyed": 1, "ok": 1}
+    assert instant_sim.stats()["outcomes"] == {"injection_obeyed": 1, "ok": 1}
 
 
-def test_injection_mode_leaves_documents_without_injection_alone(client, sim):
-    sim.control(injection_rate=1.0)
+def test_injection_mode_leaves_documents_without_injection_alone(client, instant_sim):
+    instant_sim.control(injection_rate=1.0)
 
     assert answer_of(complete(client)) == extract_invoice(INVOICE)
 
 
-def test_reset_restores_the_startup_configuration_and_clears_counts(client, sim):
-    sim.control(rpm=1, error_next=5)
+def test_reset_restores_the_startup_configuration_and_clears_counts(client, instant_sim):
+    instant_sim.control(rpm=1, error_next=5)
     with pytest.raises(openai.InternalServerError):
         complete(client, job_id="job-x")
 
-    stats = sim.reset()
+    stats = instant_sim.reset()
 
     assert stats["calls"] == 0 and stats["calls_by_job"] == {}
     assert stats["config"]["rpm"] == 0 and stats["pending_faults"] == {}
     complete(client)
 
 
-def test_control_refuses_unknown_settings(sim):
+def test_control_refuses_unknown_settings(instant_sim):
     with pytest.raises(urllib.error.HTTPError) as refused:
-        sim.control(requests_per_fortnight=3)
+        instant_sim.control(requests_per_fortnight=3)
 
     assert refused.value.code == 400
 
