@@ -611,60 +611,69 @@ def run_extraction(
     answers = _answer_all(cases, texts, extractor, concurrency=concurrency, progress=progress)
     per_field: dict[str, Score] = defaultdict(Score)
     per_source: dict[str, Score] = defaultdict(Score)
-    source_cases: Counter[str] = Counter()
-    source_review: Counter[str] = Counter()
-    source_failed: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    failure_kinds: Counter[str] = Counter()
     rows = []
     for index, case in enumerate(cases):
-        document, answer = texts[index], answers[index]
-        output = answer.output if answer.output is not None else _NOTHING
-        scores = score_case(case, output)
+        answer = answers[index]
+        scores = score_case(case, answer.output if answer.output is not None else _NOTHING)
         for name, score in scores.items():
             per_field[name].merge(score)
             per_source[case.source].merge(score)
-        source_cases[case.source] += 1
-        row: dict[str, Any] = {
-            "case": case.name,
-            "source": case.source,
-            "provider": answer.provider or "",
-            "dummy_iban": case.dummy_iban,
-        }
-        if answer.provider == "einvoice":
-            # What a model call for this document would have read (CAP-4's estimate), saved.
-            row["tokens_saved"] = estimate_prompt_tokens(document.for_providers().full_text, TOKEN_ESTIMATE_MODEL)
-        if answer.output is None:
-            source_failed[case.source] += 1
-            failure_kinds[answer.error["kind"]] += 1
-            row.update(review_required=False, failed=answer.error, reasons=[])
-            state = f"FAILED {answer.error['kind']}: {answer.error['message'][:120]}"
-        else:
-            directory = Directory.knowing(
-                case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
-            )
-            outcome = validate(output, document, directory)
-            source_review[case.source] += outcome.review_required
-            reasons.update(outcome.reasons)
-            row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
-            state = f"REVIEW_REQUIRED {','.join(outcome.reasons)}" if outcome.review_required else "SUCCEEDED"
-        row["wrong_fields"] = sorted(n for n, s in scores.items() if s.fp or s.fn)
-        row["values"] = _values(output, scores)
-        if answer.seconds is not None:
-            row.update(
-                seconds=round(answer.seconds, 3),
-                input_tokens=answer.input_tokens,
-                output_tokens=answer.output_tokens,
-                evidence_relocated=answer.relocated,
-            )
-        rows.append(row)
+        rows.append(_case_row(case, texts[index], answer, scores))
         if progress:
             took = f"{answer.seconds:.1f} s" if answer.seconds is not None else "–"
             print(
-                f"[{progress} {index + 1}/{len(cases)}] {case.source} {case.name}: {took}, {state}",
+                f"[{progress} {index + 1}/{len(cases)}] {case.source} {case.name}: {took}, {_verdict(rows[-1])}",
                 file=sys.stderr,
                 flush=True,
             )
+    return _summary(rows, per_field, per_source)
+
+
+def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[str, Score]) -> dict[str, Any]:
+    """One document's line of the report: who answered, what validation said, which fields were wrong."""
+    output = answer.output if answer.output is not None else _NOTHING
+    row: dict[str, Any] = {
+        "case": case.name,
+        "source": case.source,
+        "provider": answer.provider or "",
+        "dummy_iban": case.dummy_iban,
+    }
+    if answer.provider == "einvoice":
+        # What a model call for this document would have read (CAP-4's estimate), saved.
+        row["tokens_saved"] = estimate_prompt_tokens(document.for_providers().full_text, TOKEN_ESTIMATE_MODEL)
+    if answer.output is None:
+        row.update(review_required=False, failed=answer.error, reasons=[])
+    else:
+        directory = Directory.knowing(
+            case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
+        )
+        outcome = validate(output, document, directory)
+        row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
+    row["wrong_fields"] = sorted(n for n, s in scores.items() if s.fp or s.fn)
+    row["values"] = _values(output, scores)
+    if answer.seconds is not None:
+        row.update(
+            seconds=round(answer.seconds, 3),
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+            evidence_relocated=answer.relocated,
+        )
+    return row
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["failed"]:
+        return f"FAILED {row['failed']['kind']}: {row['failed']['message'][:120]}"
+    return f"REVIEW_REQUIRED {','.join(row['reasons'])}" if row["review_required"] else "SUCCEEDED"
+
+
+def _summary(rows: list[dict[str, Any]], per_field: dict[str, Score], per_source: dict[str, Score]) -> dict[str, Any]:
+    """The report's figures over every document's row."""
+    source_cases = Counter(r["source"] for r in rows)
+    source_review = Counter(r["source"] for r in rows if r["review_required"])
+    source_failed = Counter(r["source"] for r in rows if r["failed"])
+    reasons: Counter[str] = Counter(reason for r in rows if not r["failed"] for reason in r["reasons"])
+    failure_kinds = Counter(r["failed"]["kind"] for r in rows if r["failed"])
     reviewed, failed = sum(source_review.values()), sum(source_failed.values())
     right = [r for r in rows if not r["wrong_fields"]]
     # A deliberately dummy IBAN must go to review (iban_invalid): not a false review.
@@ -683,7 +692,7 @@ def run_extraction(
             for source in sorted(source_cases)
         },
         "review_required": reviewed,
-        "cases": len(cases),
+        "cases": len(rows),
         "review_reasons": dict(reasons.most_common()),
         # A failed document (no answer, or not invoice.v1) never reaches validation: it is not
         # counted in review_required, but in failed and in review_required_or_failed.

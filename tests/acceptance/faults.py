@@ -761,6 +761,7 @@ def _check(invariant: str, checked: int, bad: list[Any]) -> Check:
 def check_invariants(
     run: Run, accepted: list[submissions.Submission], *, drained: bool, drain_bound: float
 ) -> list[Check]:
+    """The suite's verdict: one check per invariant, over every job of the run."""
     jobs = run.query(
         "SELECT j.id::text, j.state, j.error_class, j.available_at, j.lease_until, j.fence, j.document_id::text, "
         "coalesce(j.lease_until > now(), false) AS lease_live, "
@@ -770,9 +771,23 @@ def check_invariants(
         [run.tenant_id],
     )
     by_id = {row[0]: row for row in jobs}
-    checks = []
+    succeeded = {row[0] for row in jobs if row[1] == "SUCCEEDED"}
+    return [
+        _every_job_explainable(run, accepted, jobs, by_id),
+        _results_by_their_fence(run),
+        _model_calls_within_attempts(run, by_id),
+        _ledger_once_per_success(run, by_id, succeeded),
+        _outbox_within_lag(run),
+        _drained(jobs, drained=drained, drain_bound=drain_bound),
+        _no_invented_iban(run, succeeded),
+        _no_process_exited(run),
+    ]
 
-    # (a) every accepted job is in an explainable state.
+
+def _every_job_explainable(
+    run: Run, accepted: list[submissions.Submission], jobs: list[tuple[Any, ...]], by_id: dict[str, tuple[Any, ...]]
+) -> Check:
+    """(a) every accepted job is in an explainable state."""
     bad: list[Any] = [
         {"job": s.job_id, "why": "answered 202 but no such job"} for s in accepted if s.job_id not in by_id
     ]
@@ -798,9 +813,11 @@ def check_invariants(
             bad.append({"job": job_id, "state": state, "why": "waiting for a retry without its reason"})
         elif state == "ACCEPTED" and requested != 1:
             bad.append({"job": job_id, "state": state, "why": f"ACCEPTED with {requested} requested events"})
-    checks.append(_check("(a) every accepted job is terminal or pending with a stated wait", len(jobs), bad))
+    return _check("(a) every accepted job is terminal or pending with a stated wait", len(jobs), bad)
 
-    # (b) no result written by a stale fence.
+
+def _results_by_their_fence(run: Run) -> Check:
+    """(b) no result written by a stale fence."""
     rows = run.query(
         "SELECT r.job_id::text, r.fence, j.fence, r.attempt_number, a.number, a.outcome, "
         "(SELECT count(*) FROM extraction_attempts s WHERE s.job_id = r.job_id "
@@ -817,9 +834,11 @@ def check_invariants(
             bad.append({"job": job_id, "result_fence": result_fence, "job_fence": job_fence})
         elif completed != 1:
             bad.append({"job": job_id, "why": f"{completed} attempts recorded as completing it"})
-    checks.append(_check("(b) every result was written by the fence of the attempt that produced it", len(rows), bad))
+    return _check("(b) every result was written by the fence of the attempt that produced it", len(rows), bad)
 
-    # (c) model calls per job <= attempts recorded.
+
+def _model_calls_within_attempts(run: Run, by_id: dict[str, tuple[Any, ...]]) -> Check:
+    """(c) model calls per job <= attempts recorded."""
     calls = run.simulator_stats()["calls_by_job"]
     attempts = dict(
         run.query(
@@ -836,16 +855,13 @@ def check_invariants(
     ]
     strangers = [job_id for job_id in calls if job_id and job_id not in by_id]
     bad += [{"job": job_id, "why": "a model call for no job of this run"} for job_id in strangers]
-    checks.append(
-        _check(
-            "(c) model calls per job (the simulator's count) <= attempts that could call in the ledger",
-            len(by_id),
-            bad,
-        )
+    return _check(
+        "(c) model calls per job (the simulator's count) <= attempts that could call in the ledger", len(by_id), bad
     )
 
-    # (d) every SUCCEEDED job in the ERP ledger exactly once, nothing else there.
-    succeeded = {row[0] for row in jobs if row[1] == "SUCCEEDED"}
+
+def _ledger_once_per_success(run: Run, by_id: dict[str, tuple[Any, ...]], succeeded: set[str]) -> Check:
+    """(d) every SUCCEEDED job in the ERP ledger exactly once, nothing else there."""
     ledger = Counter(
         {
             job_id: n
@@ -887,11 +903,11 @@ def check_invariants(
                     "deliveries": completed_deliveries.get(job_id),
                 }
             )
-    checks.append(
-        _check("(d) every SUCCEEDED job is in the ERP ledger exactly once, and nothing else is", len(by_id), bad)
-    )
+    return _check("(d) every SUCCEEDED job is in the ERP ledger exactly once, and nothing else is", len(by_id), bad)
 
-    # (e) no outbox row unpublished past the lag bound, at any sample or at the end.
+
+def _outbox_within_lag(run: Run) -> Check:
+    """(e) no outbox row unpublished past the lag bound, at any sample or at the end."""
     bad = [
         {
             "t": datetime.fromtimestamp(t.t, UTC).isoformat(timespec="seconds"),
@@ -908,16 +924,16 @@ def check_invariants(
     bad += [{"event": e, "type": t, "age_s": round(age, 1)} for e, t, age in late]
     outbox_rows = run.one("SELECT count(*) FROM outbox_events WHERE tenant_id = %s", [run.tenant_id])
     oldest = max((t.outbox_oldest_age for t in run.sampler.ticks), default=0.0)
-    checks.append(
-        _check(
-            f"(e) no outbox row unpublished longer than {OUTBOX_LAG_BOUND_SECONDS:g} s (sampled every second, "
-            f"{len(run.sampler.ticks)} samples, longest seen {oldest:.1f} s; and at the end)",
-            outbox_rows,
-            bad,
-        )
+    return _check(
+        f"(e) no outbox row unpublished longer than {OUTBOX_LAG_BOUND_SECONDS:g} s (sampled every second, "
+        f"{len(run.sampler.ticks)} samples, longest seen {oldest:.1f} s; and at the end)",
+        outbox_rows,
+        bad,
     )
 
-    # (f) drained: the backlog cleared within the bounded drain.
+
+def _drained(jobs: list[tuple[Any, ...]], *, drained: bool, drain_bound: float) -> Check:
+    """(f) drained: the backlog cleared within the bounded drain."""
     pending = [
         {
             "job": job_id,
@@ -929,11 +945,13 @@ def check_invariants(
         for job_id, state, error_class, available_at, lease_until, *_ in jobs
         if state not in live_system.TERMINAL
     ]
-    checks.append(
-        _check(f"(f) every job terminal within the {drain_bound:g} s drain", len(jobs), pending if not drained else [])
+    return _check(
+        f"(f) every job terminal within the {drain_bound:g} s drain", len(jobs), pending if not drained else []
     )
 
-    # (g) an invented IBAN never SUCCEEDED: every SUCCEEDED result of a document carries the same IBAN.
+
+def _no_invented_iban(run: Run, succeeded: set[str]) -> Check:
+    """(g) an invented IBAN never SUCCEEDED: every SUCCEEDED result of a document carries the same IBAN."""
     ibans: dict[str, set[str]] = {}
     for document_id, iban in run.query(
         "SELECT j.document_id::text, coalesce(r.output #>> '{supplier,iban,value}', '') FROM extraction_results r "
@@ -942,17 +960,16 @@ def check_invariants(
     ):
         ibans.setdefault(document_id, set()).add(iban)
     bad = [{"document": d, "ibans": sorted(v)} for d, v in ibans.items() if len(v) > 1]
-    checks.append(
-        _check("(g) no invented IBAN SUCCEEDED (one IBAN per document among SUCCEEDED jobs)", len(succeeded), bad)
-    )
+    return _check("(g) no invented IBAN SUCCEEDED (one IBAN per document among SUCCEEDED jobs)", len(succeeded), bad)
 
-    # (p) every long-running process survived: none exited that the suite did not kill.
+
+def _no_process_exited(run: Run) -> Check:
+    """(p) every long-running process survived: none exited that the suite did not kill."""
     exits = [
         {"process": d.name, "returncode": d.returncode, "log_tail": d.log_tail[-1500:]}
         for d in run.supervisor.unexpected
     ]
-    checks.append(_check("(p) no process exited on its own (every fault survived)", len(run.supervisor.names), exits))
-    return checks
+    return _check("(p) no process exited on its own (every fault survived)", len(run.supervisor.names), exits)
 
 
 # --- the report ----------------------------------------------------------------------------------
