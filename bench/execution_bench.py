@@ -33,6 +33,7 @@ from bench import execution_lib as lib  # noqa: E402
 from bench import harness  # noqa: E402
 
 MIB = 1024 * 1024
+STATEMENTS_SHOWN = 12  # per window in the printed report; the JSON keeps them all
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,13 @@ def window_costs(
         "all_cpu_ms_per_job": round(budget_total * 1000 / jobs, 3),
         "jobs_per_s_two_idle_cores_could_carry": round(2 * jobs / budget_total, 1) if budget_total else None,
         "other_processes_cores": round(max(0.0, (after.machine_busy - before.machine_busy) - ours) / seconds, 2),
+        "wal_bytes_per_job": round((after.wal_bytes - before.wal_bytes) / jobs),
+        "statements": lib.statement_costs(before.statements, after.statements, jobs),
+        "waits_share_of_active_backends": {
+            wait: round(n / run.sampler.active_seen, 3) for wait, n in run.sampler.waits.most_common(8)
+        }
+        if run.sampler.active_seen
+        else {},
     }
 
 
@@ -412,6 +420,16 @@ def print_report(result: dict[str, Any]) -> None:
             f"{cost['pg_stat_database_transactions_per_job']}); other processes on the machine "
             f"{cost['other_processes_cores']} cores"
         )
+    for label, cost in (("(a)", a["cost"]), ("(b)", b["trials"][-1]["cost"])):
+        print(
+            f"    {label} WAL {cost['wal_bytes_per_job']} bytes/job; active backends were "
+            + ", ".join(f"{wait} {share:.0%}" for wait, share in cost["waits_share_of_active_backends"].items())
+        )
+        for row in cost["statements"][:STATEMENTS_SHOWN]:
+            print(
+                f"      {row['process']:<9} {row['per_job']:>6}/job {row['mean_ms']:>8.3f} ms "
+                f"= {row['ms_per_job']:>7.3f} ms/job  {row['statement']}"
+            )
     print(
         f"\n(b) zero latency, backlog of {b['backlog_jobs']}: pipeline "
         f"{[t['jobs_per_s'] for t in b['trials']]} jobs/s, floor ({b['floor'][0]['processes']} processes) "

@@ -24,6 +24,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -336,12 +337,18 @@ class Sampler:
         self.backend_cpu_first: dict[int, float] = {}
         self.backend_cpu_last: dict[int, float] = {}
         self.backend_app: dict[int, str] = {}
+        # What active backends were waiting on at each sample (wait_event_type: wait_event),
+        # and how many active backends were seen in all: lock waits show up here.
+        self.waits: Counter[str] = Counter()
+        self.active_seen = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._conn = psycopg.connect(SANDBOX.dsn("postgres"), autocommit=True)
 
     def start(self) -> None:
         self.samples.clear()
+        self.waits.clear()
+        self.active_seen = 0
         self.backend_cpu_first.clear()
         self.backend_cpu_last.clear()
         self._stop.clear()
@@ -357,11 +364,15 @@ class Sampler:
 
     def _sample_backends(self, *, first: bool) -> tuple[int, int]:
         rows = self._conn.execute(
-            "SELECT pid, application_name, state FROM pg_stat_activity WHERE datname = %s AND application_name LIKE %s",
+            "SELECT pid, application_name, state, wait_event_type, wait_event FROM pg_stat_activity"
+            " WHERE datname = %s AND application_name LIKE %s",
             [SANDBOX.database, f"{SANDBOX.app_prefix}%"],
         ).fetchall()
         open_, busy = 0, 0
-        for pid, app, state in rows:
+        for pid, app, state, wait_type, wait in rows:
+            if state == "active" and not first:
+                self.active_seen += 1
+                self.waits[f"{wait_type}: {wait}" if wait_type else "on CPU"] += 1
             cpu = harness.cpu_seconds(pid)
             if pid not in self.backend_cpu_first:
                 # A backend already there at the start is measured from now; one born during
@@ -412,6 +423,8 @@ class Counters:
     bench_statements: int
     probe: dict[str, dict[str, int]]
     model_call_cpu: float  # seconds the processes' threads spent inside the provider's extract (probe)
+    statements: dict[str, dict[str, tuple[int, float]]]  # process → statement → (count, seconds) (probe)
+    wal_bytes: int  # the cluster's WAL position, as a byte count
 
 
 def read_probe(probe_dir: Path | None) -> dict[str, dict[str, int]]:
@@ -427,6 +440,48 @@ def read_probe(probe_dir: Path | None) -> dict[str, dict[str, int]]:
     return out
 
 
+def read_statements(probe_dir: Path | None) -> dict[str, dict[str, tuple[int, float]]]:
+    out = {}
+    for name in ORCHESTRATION if probe_dir is not None else ():
+        try:
+            snapshot = json.loads((probe_dir / f"{name}.json").read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            out[name] = {}
+            continue
+        seconds = snapshot.get("statement_seconds", {})
+        out[name] = {label: (n, seconds.get(label, 0.0)) for label, n in snapshot.get("statements", {}).items()}
+    return out
+
+
+def wal_bytes(conn: psycopg.Connection) -> int:
+    """The cluster's WAL insert position in bytes (every database's writes: read it on a quiet machine)."""
+    row = conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint").fetchone()
+    return int(row[0]) if row else 0
+
+
+def statement_costs(
+    before: dict[str, dict[str, tuple[int, float]]], after: dict[str, dict[str, tuple[int, float]]], jobs: int
+) -> list[dict[str, Any]]:
+    """Per process and statement over a window: executions per job, mean wall ms, wall ms per
+    job; the costliest first."""
+    rows = []
+    for process, statements in after.items():
+        base = before.get(process, {})
+        for label, (n, seconds) in statements.items():
+            n0, s0 = base.get(label, (0, 0.0))
+            if n - n0 > 0:
+                rows.append(
+                    {
+                        "process": process,
+                        "statement": label,
+                        "per_job": round((n - n0) / jobs, 3),
+                        "mean_ms": round((seconds - s0) * 1000 / (n - n0), 3),
+                        "ms_per_job": round((seconds - s0) * 1000 / jobs, 3),
+                    }
+                )
+    return sorted(rows, key=lambda r: -r["ms_per_job"])
+
+
 def read_counters(services: Services, conn: psycopg.Connection, probe_dir: Path | None) -> Counters:
     # The probe files are rewritten every 0.5 s: let the last one land.
     time.sleep(0.6 if probe_dir is not None else 0.0)
@@ -439,6 +494,8 @@ def read_counters(services: Services, conn: psycopg.Connection, probe_dir: Path 
         bench_statements=bench_statements,
         probe=read_probe(probe_dir),
         model_call_cpu=read_model_call_cpu(probe_dir),
+        statements=read_statements(probe_dir),
+        wal_bytes=wal_bytes(conn),
     )
 
 

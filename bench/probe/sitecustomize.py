@@ -9,6 +9,9 @@ it does nothing, so the processes run exactly as in production.
 A transaction is named after its first statement: in autocommit mode every statement is its own
 transaction; otherwise psycopg opened one implicitly and the commit or rollback ends it.
 
+Each statement's wall time inside ``execute`` (the round trip as the calling thread waits it,
+queueing for the GIL included) is added up per statement too.
+
 It also adds up the CPU time (``time.thread_time``) threads spend inside the OpenAI provider's
 ``extract`` (the client side of the model call: the SDK building the request, HTTP, reading the
 answer), so the benchmark can show the orchestration with and without it. The wrapper goes on
@@ -34,6 +37,7 @@ def _install(path: str) -> None:
     lock = threading.Lock()
     transactions: Counter[str] = Counter()
     statements: Counter[str] = Counter()
+    statement_seconds: Counter[str] = Counter()  # wall time in execute: the round trip as the process waits it
     open_transactions: dict[int, str] = {}
     labels: dict[str, str] = {}
 
@@ -62,13 +66,26 @@ def _install(path: str) -> None:
             else:
                 open_transactions.setdefault(id(conn), label)
 
+    def timed(query: object, started: float) -> None:
+        spent = time.perf_counter() - started
+        with lock:
+            statement_seconds[label_of(query)] += spent
+
     def execute(self, query, params=None, *args, **kwargs):
         note(self, query)
-        return original_execute(self, query, params, *args, **kwargs)
+        started = time.perf_counter()
+        try:
+            return original_execute(self, query, params, *args, **kwargs)
+        finally:
+            timed(query, started)
 
     def executemany(self, query, params_seq, *args, **kwargs):
         note(self, query)
-        return original_executemany(self, query, params_seq, *args, **kwargs)
+        started = time.perf_counter()
+        try:
+            return original_executemany(self, query, params_seq, *args, **kwargs)
+        finally:
+            timed(query, started)
 
     def end(conn: psycopg.Connection, how: str) -> None:
         with lock:
@@ -119,6 +136,7 @@ def _install(path: str) -> None:
                 "at": time.time(),
                 "transactions": dict(transactions),
                 "statements": dict(statements),
+                "statement_seconds": dict(statement_seconds),
                 "model_call": dict(model_call),
             }
         tmp = f"{path}.{os.getpid()}.tmp"
