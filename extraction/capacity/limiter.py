@@ -191,6 +191,20 @@ def _redis() -> Any:
     return get_redis_connection("default")
 
 
+_SCRIPTS: dict[str, Any] = {}
+
+
+def _run_script(script: str, numkeys: int, *keys_and_args: Any) -> Any:
+    """EVALSHA rather than EVAL: a script's text reaches a Redis server once, not with every
+    call. redis-py's Script loads it again after a NOSCRIPT (a new master after a failover,
+    a SCRIPT FLUSH) and calls once more."""
+    client = _redis()
+    runner = _SCRIPTS.get(script)
+    if runner is None:
+        runner = _SCRIPTS.setdefault(script, client.register_script(script))
+    return runner(keys=list(keys_and_args[:numkeys]), args=list(keys_and_args[numkeys:]), client=client)
+
+
 def permit_holder(job_id: uuid.UUID, fence: int) -> str:
     """The holder a worker names for the attempt it takes a permit for: the job and the fence
     of its claim. The self-audit gives back permits whose holder is no longer RUNNING."""
@@ -209,7 +223,7 @@ def acquire(limits: PoolLimits, *, tokens: int, holder: str = "") -> Permit | De
     # the scripts parse.
     permit_id = f"{holder}/{uuid.uuid4().hex}" if holder else uuid.uuid4().hex
     try:
-        allowed, reason, wait_ms = _redis().eval(
+        allowed, reason, wait_ms = _run_script(
             _ACQUIRE,
             7,
             *_keys(limits.name),
@@ -257,7 +271,7 @@ def release(permit: Permit, *, actual_tokens: int | None) -> None:
     limits = permit.limits or pool_limits(permit.pool)
     actual = permit.tokens if actual_tokens is None else max(0, int(actual_tokens))
     try:
-        headroom = _redis().eval(
+        headroom = _run_script(
             _RELEASE,
             5,
             keys[1],
@@ -299,7 +313,7 @@ def start_cooldown(pool: str, *, seconds: float) -> float:
     _answered.headroom = None
     keys = _keys(pool)
     try:
-        remaining = _redis().eval(_COOLDOWN, 2, keys[4], keys[5], int(seconds * 1000))
+        remaining = _run_script(_COOLDOWN, 2, keys[4], keys[5], int(seconds * 1000))
     except Exception:  # noqa: BLE001
         return seconds
     logger.warning("provider rate limit: pool cooldown", extra={"pool": pool, "cooldown_seconds": round(seconds, 3)})
@@ -321,7 +335,7 @@ def snapshot(limits: PoolLimits) -> PoolSnapshot | None:
     if limits.budget == UNLIMITED:
         return PoolSnapshot(limits.name, 0, 0, 0, 0.0, limits)  # nothing is counted
     try:
-        requests, tokens, in_flight, cooldown_ms = _redis().eval(_SNAPSHOT, 5, *_keys(limits.name)[:5])
+        requests, tokens, in_flight, cooldown_ms = _run_script(_SNAPSHOT, 5, *_keys(limits.name)[:5])
     except Exception:  # noqa: BLE001
         return None
     return PoolSnapshot(
@@ -340,7 +354,7 @@ def permit_counts(limits: PoolLimits) -> PermitCounts | None:
         return PermitCounts(0, 0)  # its permits never reach Redis
     keys = _keys(limits.name)
     try:
-        leaked, reclaimed = _redis().eval(_PERMITS, 2, keys[3], keys[6])
+        leaked, reclaimed = _run_script(_PERMITS, 2, keys[3], keys[6])
     except Exception:  # noqa: BLE001
         return None
     return PermitCounts(int(leaked), int(reclaimed))
@@ -357,7 +371,7 @@ def has_headroom(limits: PoolLimits) -> bool:
     keys = _keys(limits.name)
     try:
         return bool(
-            _redis().eval(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, limits.in_flight_limit)
+            _run_script(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, limits.in_flight_limit)
         )
     except Exception:  # noqa: BLE001
         return settings.CAPACITY_FAIL_MODE == "local"

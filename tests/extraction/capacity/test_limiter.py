@@ -184,3 +184,26 @@ def test_an_unlimited_pool_grants_every_call_and_counts_nothing(pool, settings, 
     # Nothing of it reached Redis: the shared budget of this pool was never touched.
     redis = limiter.get_redis_connection("default")
     assert [key for key in limiter._keys(pool) if redis.exists(key)] == []
+
+
+def test_scripts_go_by_hash_and_come_back_after_a_flush(pool):
+    """EVALSHA: a script's text is not sent with every call, and a server that lacks it (a new
+    master after a failover, a SCRIPT FLUSH) is given it again while the call still answers."""
+    from django_redis import get_redis_connection
+
+    client = get_redis_connection("default")
+
+    def calls(command: str) -> int:
+        return client.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0)
+
+    limits = _limits(pool)
+    evals, loads = calls("eval"), calls("script|load")
+    first = limiter.acquire(limits, tokens=10)
+    assert isinstance(first, Permit)
+    limiter.release(first, actual_tokens=10)
+    client.script_flush()
+    second = limiter.acquire(limits, tokens=10)
+    assert isinstance(second, Permit)
+    assert limiter.snapshot(limits).in_flight == 1
+    assert calls("eval") == evals  # never the text with the call
+    assert calls("script|load") >= loads + 1  # loaded again after the flush
