@@ -546,10 +546,12 @@ UPDATE {FLOOR_TABLE}
 """
 
 
-def fill_floor_table(count: int, tenant_id: uuid.UUID, document_id: uuid.UUID) -> None:
+def fill_floor_table(
+    count: int, tenant_id: uuid.UUID, document_id: uuid.UUID, *, sandbox: harness.Sandbox = SANDBOX
+) -> None:
     """``floor_jobs``: the jobs table's columns, defaults, constraints and (partial) indexes,
-    filled with ``count`` READY rows."""
-    with psycopg.connect(SANDBOX.dsn(app="setup"), autocommit=True) as conn:
+    filled with ``count`` READY rows (in this benchmark's sandbox unless another names its own)."""
+    with psycopg.connect(sandbox.dsn(app="setup"), autocommit=True) as conn:
         conn.execute(f"CREATE TABLE IF NOT EXISTS {FLOOR_TABLE} (LIKE extraction_jobs INCLUDING ALL)")
         conn.execute(f"TRUNCATE {FLOOR_TABLE}")
         conn.execute(
