@@ -99,6 +99,7 @@ class Run:
     sampler: lib.Sampler
     probe_dir: Path | None
     accept_counter: lib.AcceptTransactions
+    profile_worker: bool = False  # py-spy on the llm worker in (b): the first trial every thread, the second --gil
 
 
 # --- a measured window ----------------------------------------------------------------------------
@@ -258,7 +259,7 @@ def fixed_latency(run: Run, profile: Profile) -> dict[str, Any]:
 # --- (b) zero latency against the floor -----------------------------------------------------------
 
 
-def backlog_trial(run: Run, profile: Profile, count: int, label: str) -> dict[str, Any]:
+def backlog_trial(run: Run, profile: Profile, count: int, label: str, *, gil: bool = False) -> dict[str, Any]:
     services = run.services
     bench = harness.make_tenant(f"benchexec-{label}", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
     lib.pause_relay(services, run.monitor)
@@ -270,9 +271,12 @@ def backlog_trial(run: Run, profile: Profile, count: int, label: str) -> dict[st
         before = lib.read_counters(services, run.monitor, run.probe_dir)
         run.sampler.start()
         released_at = time.time()
+        profile_path = harness.RESULTS_DIR / f"worker-profile-{label}{'-gil' if gil else ''}.txt"
+        profiler = lib.start_worker_profile(services, profile_path, gil=gil) if run.profile_worker else None
     finally:
         lib.resume_relay(services)
     complete = drain(run, bench.tenant.pk, count, timeout=BACKLOG_TIMEOUT_SECONDS)
+    worker_profile = lib.stop_worker_profile(profiler, profile_path) if profiler is not None else None
     run.sampler.stop()
     time.sleep(profile.stats_settle_seconds)
     after = lib.read_counters(services, run.monitor, run.probe_dir)
@@ -294,6 +298,7 @@ def backlog_trial(run: Run, profile: Profile, count: int, label: str) -> dict[st
         "worker_db_connections_peak": max((s.worker_connections for s in run.sampler.samples), default=0),
         # Not counted in the accepter's window: the count is from released_at.
         "cost": window_costs(run, before, after, done, 0),
+        **({"worker_profile": {"gil_only": gil, **worker_profile}} if worker_profile is not None else {}),
     }
 
 
@@ -313,7 +318,7 @@ def zero_latency(run: Run, profile: Profile) -> dict[str, Any]:
 
     floor()
     for i in range(profile.backlog_trials):
-        trials.append(backlog_trial(run, profile, profile.backlog_jobs, f"zero-{i}"))
+        trials.append(backlog_trial(run, profile, profile.backlog_jobs, f"zero-{i}", gil=run.profile_worker and i == 1))
         floor()
     floor_rate = statistics.median(f.jobs_per_s for f in floors)
     pipeline_rate = statistics.median(t["jobs_per_s"] for t in trials)
@@ -441,6 +446,16 @@ def print_report(result: dict[str, Any]) -> None:
         f"→ ratio on idle cores {b['cpu_ratio']:.3f}; other processes during the floor "
         f"{[f['other_processes_cores'] for f in b['floor']]} cores"
     )
+    for trial in b["trials"]:
+        worker_profile = trial.get("worker_profile")
+        if worker_profile and worker_profile.get("samples"):
+            which = "the thread holding the GIL" if worker_profile["gil_only"] else "every thread"
+            print(f"\n    llm worker profile (py-spy, {which}, {worker_profile['samples']} samples): innermost frames")
+            for frame, share in worker_profile["innermost"]:
+                print(f"      {share:>6.1%}  {frame}")
+            print("    first-party frames anywhere on the stack")
+            for frame, share in worker_profile["first_party_inclusive"]:
+                print(f"      {share:>6.1%}  {frame}")
     print()
     width = max(len(v[0]) for v in result["verdicts"])
     print(f"{'target':<{width}}  {'measured':>10}  {'target':>8}  verdict")
@@ -512,7 +527,9 @@ def print_side_by_side(rows: list[dict[str, Any]]) -> None:
         )
 
 
-def sitting(transport: str, profile: Profile, *, no_probe: bool, started: float, tag: str) -> dict[str, Any]:
+def sitting(
+    transport: str, profile: Profile, *, no_probe: bool, started: float, tag: str, profile_worker: bool = False
+) -> dict[str, Any]:
     """Both phases on one transport: its own processes (and, on Kafka, broker), logs and probe
     files, the sandbox emptied first."""
     log_dir, media_root, probe_dir = sitting_dirs(transport, no_probe=no_probe)
@@ -524,7 +541,9 @@ def sitting(transport: str, profile: Profile, *, no_probe: bool, started: float,
     monitor = psycopg.connect(lib.SANDBOX.dsn("postgres"), autocommit=True)
     db = psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
     try:
-        a, b = run_phases(services, monitor, db, profile, probe_dir=probe_dir, started=started, tag=tag)
+        a, b = run_phases(
+            services, monitor, db, profile, probe_dir=probe_dir, started=started, tag=tag, profile_worker=profile_worker
+        )
     finally:
         services.stop_all()
         db.close()
@@ -558,6 +577,7 @@ def run_phases(
     probe_dir: Path | None,
     started: float,
     tag: str,
+    profile_worker: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The simulator and the orchestration up, then (a) fixed latency and (b) zero latency."""
     services.start_simulator({"latency_mean_seconds": profile.latency_seconds})
@@ -569,6 +589,7 @@ def run_phases(
         sampler=lib.Sampler(services),
         probe_dir=probe_dir,
         accept_counter=lib.AcceptTransactions(),
+        profile_worker=profile_worker,
     )
     print(f"{tag}processes up after {time.monotonic() - started:.0f} s; (a) fixed latency ...", flush=True)
     a = fixed_latency(run, profile)
@@ -636,6 +657,11 @@ def main() -> int:
         "--no-probe", action="store_true", help="no per-process transaction counter (pg_stat_database only)"
     )
     parser.add_argument(
+        "--profile-worker",
+        action="store_true",
+        help="py-spy on the llm worker during (b): two backlog trials, every thread then --gil",
+    )
+    parser.add_argument(
         "--transport",
         choices=(*lib.TRANSPORTS, "both"),
         default="rabbitmq",
@@ -648,6 +674,7 @@ def main() -> int:
         rate=args.rate or profile.rate,
         latency_seconds=args.latency or profile.latency_seconds,
         backlog_jobs=args.backlog or profile.backlog_jobs,
+        backlog_trials=max(2, profile.backlog_trials) if args.profile_worker else profile.backlog_trials,
     )
 
     started = time.monotonic()
@@ -655,7 +682,9 @@ def main() -> int:
     results = {}
     for transport in transports:
         tag = f"[{transport}] " if len(transports) > 1 else ""
-        results[transport] = sitting(transport, profile, no_probe=args.no_probe, started=started, tag=tag)
+        results[transport] = sitting(
+            transport, profile, no_probe=args.no_probe, started=started, tag=tag, profile_worker=args.profile_worker
+        )
     seconds = round(time.monotonic() - started, 1)
 
     if len(transports) == 1:

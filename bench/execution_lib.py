@@ -657,3 +657,60 @@ def pause_relay(services: Services, conn: psycopg.Connection) -> None:
 
 def resume_relay(services: Services) -> None:
     os.kill(services.pid("relay"), signal.SIGCONT)
+
+
+# --- profiling the llm worker ---------------------------------------------------------------------
+
+FIRST_PARTY = ("extraction/", "delivery/", "config/", "accounts/")
+
+
+def start_worker_profile(services: Services, path: Path, *, gil: bool) -> subprocess.Popen:
+    """py-spy sampling the llm worker (every thread, or with ``gil`` only the one holding the
+    GIL) without pausing it, until :func:`stop_worker_profile`."""
+    argv = [
+        str(Path(sys.executable).parent / "py-spy"),
+        "record",
+        "--pid",
+        str(services.pid("worker")),
+        "--rate",
+        "200",
+        "--format",
+        "raw",
+        "--output",
+        str(path),
+        "--nonblocking",
+        *(["--gil"] if gil else []),
+    ]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop_worker_profile(profiler: subprocess.Popen, path: Path, *, top: int = 15) -> dict[str, Any]:
+    """Stop py-spy (SIGINT: it writes its file) and summarize the collapsed stacks: the share of
+    samples per innermost frame, and per first-party frame anywhere on the stack."""
+    profiler.send_signal(signal.SIGINT)
+    try:
+        profiler.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        profiler.kill()
+        return {"error": "py-spy did not stop"}
+    innermost: Counter[str] = Counter()
+    ours: Counter[str] = Counter()
+    samples = 0
+    for line in path.read_text(errors="replace").splitlines() if path.exists() else []:
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        n = int(count)
+        samples += n
+        frames = stack.split(";")
+        innermost[frames[-1]] += n
+        for frame in set(frames):
+            if any(part in frame for part in FIRST_PARTY):
+                ours[frame] += n
+    if not samples:
+        return {"samples": 0}
+
+    def shares(counter: Counter[str]) -> list[tuple[str, float]]:
+        return [(frame, round(n / samples, 3)) for frame, n in counter.most_common(top)]
+
+    return {"samples": samples, "innermost": shares(innermost), "first_party_inclusive": shares(ours)}
