@@ -41,11 +41,11 @@ sys.path.insert(0, str(PROJECT_ROOT))
 import psycopg  # noqa: E402
 
 from bench import execution_lib as lib  # noqa: E402
-from bench import harness  # noqa: E402
+from bench import harness, live_system  # noqa: E402
 
 NAIVE = harness.Sandbox(database="benchnaive", vhost="benchnaive", redis_db=12, app_prefix="benchnaive-")
 # Shared services whose work a job causes, on either side.
-SERVICE_COMMANDS = frozenset({"postgres", "beam.smp", "erl_child_setup", "redis-server"})
+SERVICE_COMMANDS = frozenset(live_system.SERVERS.values())
 OTHER_LOAD_WARNING_CORES = 0.15
 THREADS_TOTAL = 300
 ACCEPTERS = 6
@@ -78,27 +78,19 @@ class CpuLedger:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _read(self, *, first: bool) -> None:
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    text = handle.read()
-            except OSError:
-                continue
-            command = text[text.index("(") + 1 : text.rindex(")")]
-            fields = text.rsplit(")", 1)[1].split()
-            group = int(fields[2])
-            if command in SERVICE_COMMANDS or group in self.process_groups:
-                first_seen, last_seen = self._first, self._last
-            elif group in self.apart:
-                first_seen, last_seen = self._apart_first, self._apart_last
-            else:
-                continue
-            pid, cpu = int(entry), (int(fields[11]) + int(fields[12])) / harness.CLOCK_TICKS
-            if first:
-                first_seen[pid] = cpu
-            last_seen[pid] = cpu
+        groups, commands = live_system.process_table()
+        counted = {pid for command in SERVICE_COMMANDS for pid in commands.get(command, [])}
+        counted |= {pid for group in self.process_groups for pid in groups.get(group, [])}
+        apart = {pid for group in self.apart for pid in groups.get(group, [])} - counted
+        for pids, first_seen, last_seen in (
+            (counted, self._first, self._last),
+            (apart, self._apart_first, self._apart_last),
+        ):
+            for pid in pids:
+                cpu = harness.cpu_seconds(pid)
+                if first:
+                    first_seen[pid] = cpu
+                last_seen[pid] = cpu
 
     def _run(self) -> None:
         while not self._stop.wait(0.5):
