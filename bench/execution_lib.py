@@ -12,6 +12,7 @@ table's shape, in processes that never set Django up.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -22,6 +23,8 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -205,19 +208,40 @@ def _accept_one(bench: harness.BenchTenant, counter: AcceptTransactions) -> str:
 def accept_jobs(
     bench: harness.BenchTenant, *, count: int, rate: float | None, counter: AcceptTransactions, threads: int = 6
 ) -> AcceptRun:
-    """Accept ``count`` jobs through accept_job(): open loop at ``rate`` per second (job i is
-    due at t0 + i/rate whatever happened before), or as fast as possible when rate is None."""
+    """Accept ``count`` jobs through accept_job() in an open loop (:func:`open_loop`), each
+    thread's statements counted by ``counter``."""
     from django.db import connection
 
+    @contextlib.contextmanager
+    def counted() -> Iterator[None]:
+        with connection.execute_wrapper(counter):
+            yield
+        connection.close()
+
+    return open_loop(count, rate, lambda _thread: _accept_one(bench, counter), threads=threads, thread_scope=counted)
+
+
+def open_loop(
+    count: int,
+    rate: float | None,
+    accept_one: Callable[[int], str],
+    *,
+    threads: int = 6,
+    thread_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
+) -> AcceptRun:
+    """``count`` accepts on ``threads`` threads, open loop at ``rate`` per second (accept i is
+    due at t0 + i/rate, on thread i % threads, whatever happened before), or as fast as
+    possible when rate is None. ``accept_one(thread)`` returns the job id; each thread runs
+    inside ``thread_scope()``. A refused accept is counted, not fatal."""
     job_ids: list[str] = []
     lags: list[float] = []
-    refused = Counter()
+    refused: Counter[str] = Counter()
     lock = threading.Lock()
     start = time.time() + 0.05
 
     def run(offset: int) -> None:
         mine, my_lags = [], []
-        with connection.execute_wrapper(counter):
+        with thread_scope():
             for i in range(offset, count, threads):
                 if rate is not None:
                     due = start + i / rate
@@ -226,11 +250,10 @@ def accept_jobs(
                         time.sleep(delay)
                     my_lags.append(time.time() - due)
                 try:
-                    mine.append(_accept_one(bench, counter))
+                    mine.append(accept_one(offset))
                 except Exception as exc:  # noqa: BLE001 - a refused accept is reported, not fatal
                     with lock:
                         refused[type(exc).__name__] += 1
-        connection.close()
         with lock:
             job_ids.extend(mine)
             lags.extend(my_lags)
@@ -427,30 +450,24 @@ class Counters:
     wal_bytes: int  # the cluster's WAL position, as a byte count
 
 
-def read_probe(probe_dir: Path | None) -> dict[str, dict[str, int]]:
+def read_probe_files(probe_dir: Path | None) -> dict[str, dict[str, Any]]:
+    """Each orchestration process's probe snapshot (bench/probe/sitecustomize.py), read once
+    per counter reading; a missing or half-written file reads as empty."""
     if probe_dir is None:
         return {}
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name in ORCHESTRATION:
-        path = probe_dir / f"{name}.json"
         try:
-            out[name] = json.loads(path.read_text())["transactions"]
-        except (FileNotFoundError, json.JSONDecodeError, KeyError):
-            out[name] = {}
-    return out
-
-
-def read_statements(probe_dir: Path | None) -> dict[str, dict[str, tuple[int, float]]]:
-    out = {}
-    for name in ORCHESTRATION if probe_dir is not None else ():
-        try:
-            snapshot = json.loads((probe_dir / f"{name}.json").read_text())
+            out[name] = json.loads((probe_dir / f"{name}.json").read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             out[name] = {}
-            continue
-        seconds = snapshot.get("statement_seconds", {})
-        out[name] = {label: (n, seconds.get(label, 0.0)) for label, n in snapshot.get("statements", {}).items()}
     return out
+
+
+def probe_statements(snapshot: dict[str, Any]) -> dict[str, tuple[int, float]]:
+    """statement → (executions, wall seconds in execute)."""
+    seconds = snapshot.get("statement_seconds", {})
+    return {label: (n, seconds.get(label, 0.0)) for label, n in snapshot.get("statements", {}).items()}
 
 
 def wal_bytes(conn: psycopg.Connection) -> int:
@@ -485,6 +502,7 @@ def statement_costs(
 def read_counters(services: Services, conn: psycopg.Connection, probe_dir: Path | None) -> Counters:
     # The probe files are rewritten every 0.5 s: let the last one land.
     time.sleep(0.6 if probe_dir is not None else 0.0)
+    snapshots = read_probe_files(probe_dir)
     return Counters(
         at=time.time(),
         process_cpu={name: harness.cpu_seconds(services.pid(name)) for name in services.cpu_processes()},
@@ -492,21 +510,11 @@ def read_counters(services: Services, conn: psycopg.Connection, probe_dir: Path 
         own_cpu=harness.cpu_seconds(os.getpid()),
         db_transactions=database_transactions(conn),
         bench_statements=bench_statements,
-        probe=read_probe(probe_dir),
-        model_call_cpu=read_model_call_cpu(probe_dir),
-        statements=read_statements(probe_dir),
+        probe={name: snapshot.get("transactions", {}) for name, snapshot in snapshots.items()},
+        model_call_cpu=sum(snapshot.get("model_call", {}).get("cpu_seconds", 0.0) for snapshot in snapshots.values()),
+        statements={name: probe_statements(snapshot) for name, snapshot in snapshots.items()},
         wal_bytes=wal_bytes(conn),
     )
-
-
-def read_model_call_cpu(probe_dir: Path | None) -> float:
-    total = 0.0
-    for name in ORCHESTRATION if probe_dir is not None else ():
-        try:
-            total += json.loads((probe_dir / f"{name}.json").read_text())["model_call"]["cpu_seconds"]
-        except (FileNotFoundError, json.JSONDecodeError, KeyError):
-            pass
-    return total
 
 
 def probe_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:

@@ -199,13 +199,18 @@ def admin_dsn(dbname: str = "postgres", *, app: str = "bench-monitor") -> str:
     return f"host=127.0.0.1 port=5432 user=postgres dbname={dbname} application_name={app}"
 
 
+def create_database(name: str) -> None:
+    """Create ``name`` unless it exists."""
+    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
 def ensure_database(name: str, **env: str) -> None:
     """Create ``name`` if missing and migrate it; ``migrate`` (seconds of start-up on a busy
     machine) only when a migration file of an installed app is not applied yet (the reference
     ERP's app is installed with ``DEMO_ERP=1``)."""
-    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{name}"')
+    create_database(name)
     patterns = [
         "*/migrations/[0-9]*.py",
         *(["delivery/erp/migrations/[0-9]*.py"] if env.get("DEMO_ERP") == "1" else []),

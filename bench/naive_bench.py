@@ -126,13 +126,9 @@ class CpuLedger:
 
 
 class NaiveSide:
-    name = "naive"
-
     def __init__(self, processes: int, simulator_url: str, log_dir: Path) -> None:
         NAIVE.ensure_vhost()
-        with psycopg.connect(harness.admin_dsn(), autocommit=True) as conn:
-            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [NAIVE.database]).fetchone() is None:
-                conn.execute(f'CREATE DATABASE "{NAIVE.database}"')
+        harness.create_database(NAIVE.database)  # no migrations: the naive pipeline has one table of its own
         self.dsn = NAIVE.dsn(app="accepter")
         os.environ.update(NAIVE_BROKER_URL=NAIVE.broker_url, NAIVE_DSN=self.dsn)
         from bench import naive_pipeline
@@ -157,7 +153,9 @@ class NaiveSide:
         pages = [harness.SAMPLE_INVOICE]
         connections = [psycopg.connect(self.dsn) for _ in range(ACCEPTERS)]
         try:
-            open_loop(count, rate, lambda k: self.pipeline.accept(connections[k], self.tenant, pages))
+            lib.open_loop(
+                count, rate, lambda k: self.pipeline.accept(connections[k], self.tenant, pages), threads=ACCEPTERS
+            )
         finally:
             for conn in connections:
                 conn.close()
@@ -183,8 +181,6 @@ class NaiveSide:
 
 
 class OurSide:
-    name = "ours"
-
     def __init__(self, processes: int, simulator_url: str, log_dir: Path, media_root: Path) -> None:
         lib.SANDBOX.reset()
         self.services = lib.Services(log_dir=log_dir, media_root=media_root, probe_dir=None)
@@ -218,23 +214,6 @@ class OurSide:
     def stop(self) -> None:
         self.db.close()
         self.services.stop_all()
-
-
-def open_loop(count: int, rate: float | None, accept_one: Any) -> None:
-    """Job i is due at t0 + i/rate (or at once when rate is None), on accepter thread i % ACCEPTERS."""
-    start = time.time() + 0.05
-
-    def run(k: int) -> None:
-        for i in range(k, count, ACCEPTERS):
-            if rate is not None and (delay := start + i / rate - time.time()) > 0:
-                time.sleep(delay)
-            accept_one(k)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(ACCEPTERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
 
 
 # --- the phases ------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def _install(path: str) -> None:
     original_commit = psycopg.Connection.commit
     original_rollback = psycopg.Connection.rollback
 
-    def note(cursor: psycopg.Cursor, query: object) -> None:
+    def note(cursor: psycopg.Cursor, query: object) -> str:
         label = label_of(query)
         conn = cursor.connection
         with lock:
@@ -65,27 +65,28 @@ def _install(path: str) -> None:
                 transactions[label] += 1
             else:
                 open_transactions.setdefault(id(conn), label)
+        return label
 
-    def timed(query: object, started: float) -> None:
+    def timed(label: str, started: float) -> None:
         spent = time.perf_counter() - started
         with lock:
-            statement_seconds[label_of(query)] += spent
+            statement_seconds[label] += spent
 
     def execute(self, query, params=None, *args, **kwargs):
-        note(self, query)
+        label = note(self, query)
         started = time.perf_counter()
         try:
             return original_execute(self, query, params, *args, **kwargs)
         finally:
-            timed(query, started)
+            timed(label, started)
 
     def executemany(self, query, params_seq, *args, **kwargs):
-        note(self, query)
+        label = note(self, query)
         started = time.perf_counter()
         try:
             return original_executemany(self, query, params_seq, *args, **kwargs)
         finally:
-            timed(query, started)
+            timed(label, started)
 
     def end(conn: psycopg.Connection, how: str) -> None:
         with lock:
