@@ -606,6 +606,9 @@ CAPACITY_IN_FLIGHT_RETRY_SECONDS = env_float("CAPACITY_IN_FLIGHT_RETRY_SECONDS",
 CAPACITY_UNAVAILABLE_RETRY_SECONDS = env_float("CAPACITY_UNAVAILABLE_RETRY_SECONDS", 5.0)
 # A worker slot (one Celery task) runs jobs for at most this long before yielding its thread.
 WORKER_SLOT_SECONDS = env_float("WORKER_SLOT_SECONDS", 60.0)
+# The most completions an llm-worker process writes in one statement (execution.completions):
+# under load, what queued while the previous batch was written; 1 writes each alone.
+WORKER_COMPLETION_BATCH = env_int("WORKER_COMPLETION_BATCH", 64)
 # SIGTERM to a Celery worker: it claims nothing more and ends within this long. The llm worker
 # lets model calls answer until shortly before it ends and hands the rest back at once under a
 # new fence (runtime.WorkerRuntime.begin_shutdown); by default every call fits (its timeout plus the commit

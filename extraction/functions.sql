@@ -49,6 +49,16 @@ CREATE OR REPLACE FUNCTION job_state_failed_terminal() RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'FAILED_TERMINAL'::text $$
 
 
+-- name: token_cost_micros
+-- The one place that prices tokens: ``tokens`` at a policy's price per 1,000, in micros,
+-- rounded down per job (a batch of releases sums the jobs' costs, so it charges what the
+-- jobs one by one would).
+CREATE OR REPLACE FUNCTION token_cost_micros(tokens bigint, price_per_1k_tokens_micros bigint)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT tokens * price_per_1k_tokens_micros / 1000
+$$
+
+
 -- name: tenant_daily_spend
 -- The one place that computes a tenant's spend today: the stored spend while spend_day is
 -- today (0 after midnight, by the database's date), plus ``tokens`` at the policy's price.
@@ -57,7 +67,7 @@ CREATE OR REPLACE FUNCTION tenant_daily_spend(spend_day date, spent_today_micros
                                               price_per_1k_tokens_micros bigint)
 RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN spend_day = current_date THEN spent_today_micros ELSE 0 END
-           + tokens * price_per_1k_tokens_micros / 1000
+           + token_cost_micros(tokens, price_per_1k_tokens_micros)
 $$
 
 
@@ -106,6 +116,27 @@ BEGIN
                                                    p_price_per_1k_tokens_micros),
            spend_day = current_date
      WHERE tenant_id = p_tenant_id;
+END $$
+
+
+-- name: extraction_release_admissions
+-- A batch of completions gives back the shares of many jobs (CAP-4): one UPDATE per tenant,
+-- with that tenant's jobs summed (``p_spend_micros``: token_cost_micros per job, summed). The
+-- tenants' rows are locked in the order given, which the caller sorts, so two batches over
+-- the same tenants wait for each other instead of deadlocking.
+CREATE OR REPLACE FUNCTION extraction_release_admissions(p_tenant_ids uuid[], p_jobs bigint[], p_bytes bigint[],
+                                                         p_reserved_tokens bigint[], p_spend_micros bigint[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1 .. coalesce(array_length(p_tenant_ids, 1), 0) LOOP
+        UPDATE accounts_tenantusage
+           SET pending_jobs = pending_jobs - p_jobs[i],
+               pending_bytes = pending_bytes - p_bytes[i],
+               reserved_tokens = reserved_tokens - p_reserved_tokens[i],
+               spent_today_micros = tenant_daily_spend(spend_day, spent_today_micros, 0, 0) + p_spend_micros[i],
+               spend_day = current_date
+         WHERE tenant_id = p_tenant_ids[i];
+    END LOOP;
 END $$
 
 

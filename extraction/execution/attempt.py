@@ -31,9 +31,9 @@ from config import tracing
 from config.instruments import PROVIDER_RATE_LIMITED
 from extraction.capacity import limiter
 from extraction.capacity.tokens import reservation
-from extraction.execution import lifecycle, retry
+from extraction.execution import completions, lifecycle, retry
 from extraction.execution.faults import fault_point
-from extraction.execution.lifecycle import AttemptReport, Claim
+from extraction.execution.lifecycle import AttemptReport, Claim, Completion
 from extraction.execution.outcomes import AttemptResult
 from extraction.execution.runtime import Interrupted, WorkerRuntime, call_provider, db_step
 from extraction.intake.text import DocumentText
@@ -283,7 +283,10 @@ def _judge_and_complete(
         if cross_checked_by is not None:
             verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
         validation = {**verdict.as_dict(), **extra}
-        completed = lifecycle.complete_job(
+    # Written with the completions of the process's other slots (execution.completions); this
+    # row's verdict is back before anything below runs.
+    completed = completions.batcher().complete(
+        Completion(
             claim,
             review_required=verdict.review_required,
             output=invoice.model_dump(mode="json", by_alias=True),
@@ -291,6 +294,7 @@ def _judge_and_complete(
             policy_version=verdict.policy_version,
             report=report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED),
         )
+    )
     logger.info(
         "attempt completed" if completed else "stale completion discarded",
         extra={**claim.log_extra(), "review_required": verdict.review_required, "reasons": verdict.reasons},

@@ -17,6 +17,7 @@ the database's ``now()``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -277,12 +278,112 @@ def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None
     if not claims:
         return set()
     lease = lease_seconds if lease_seconds is not None else settings.LEASE_SECONDS
-    with connection.cursor() as cursor:
-        cursor.execute(
-            SQL["extend_leases"],
-            {"lease": lease, "ids": [c.job_id for c in claims], "fences": [c.fence for c in claims]},
-        )
+    ids = [c.job_id for c in claims]
+    # The rows in id order first: a batch of completions (complete_jobs) locks the same jobs.
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(SQL["lock_jobs_in_id_order"], {"jobs": ids})
+        cursor.execute(SQL["extend_leases"], {"lease": lease, "ids": ids, "fences": [c.fence for c in claims]})
         return {row[0] for row in cursor.fetchall()}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """An attempt's result, ready to complete its job (EXE-3): SUCCEEDED, or REVIEW_REQUIRED."""
+
+    claim: Claim
+    review_required: bool
+    output: dict[str, Any]
+    validation: dict[str, Any]
+    policy_version: str
+    report: AttemptReport
+
+    @property
+    def to_state(self) -> JobState:
+        return JobState.REVIEW_REQUIRED if self.review_required else JobState.SUCCEEDED
+
+
+def complete_jobs(completions: Sequence[Completion]) -> list[bool]:
+    """EXE-3 for a batch: each job's result row + state + outbox event under its own fence and a
+    live lease, and the admission budget given back per tenant, all in one transaction. Returns
+    each completion's verdict, in order: False = stale (someone else's job now): discarded, and
+    recorded in the attempt ledger.
+
+    More than one job: their rows are locked in id order first (``lock_jobs_in_id_order``), so
+    batches and the heartbeat over overlapping jobs cannot deadlock. The metrics are counted
+    once the transaction has committed."""
+    if not completions:
+        return []
+    params: dict[str, list[Any]] = {
+        "jobs": [],
+        "fences": [],
+        "attempts": [],
+        "to_states": [],
+        "reasons": [],
+        "details": [],
+        "outcomes": [],
+        "providers": [],
+        "models": [],
+        "request_ids": [],
+        "input_tokens": [],
+        "output_tokens": [],
+        "latencies_ms": [],
+        "http_statuses": [],
+        "retry_afters": [],
+        "errors": [],
+        "outputs": [],
+        "validations": [],
+        "policy_versions": [],
+        "prices": [],
+        "event_ids": [],
+        "event_types": [],
+    }
+    for done in completions:
+        claim, report = done.claim, done.report
+        detail = {"attempt": claim.attempt, "fence": claim.fence, "policy_version": done.policy_version}
+        row = {
+            "jobs": claim.job_id,
+            "fences": claim.fence,
+            "attempts": claim.attempt,
+            "to_states": done.to_state.value,
+            "reasons": "review_required" if done.review_required else "succeeded",
+            "details": json.dumps(detail),
+            "outcomes": report.outcome,
+            "providers": report.provider,
+            "models": report.model[:128],
+            "request_ids": report.provider_request_id[:128],
+            "input_tokens": report.input_tokens,
+            "output_tokens": report.output_tokens,
+            "latencies_ms": report.latency_ms,
+            "http_statuses": report.http_status,
+            "retry_afters": report.retry_after_seconds,
+            "errors": report.error_detail[:2000],
+            "outputs": json.dumps(done.output),
+            "validations": json.dumps(done.validation),
+            "policy_versions": done.policy_version,
+            "prices": _price_micros(claim.model_policy),
+            "event_ids": uuid.uuid4(),
+            "event_types": EventType.REVIEW_REQUIRED if done.review_required else EventType.COMPLETED,
+        }
+        for name, value in row.items():
+            params[name].append(value)
+    # One job: one autocommit statement. More: a transaction, the rows locked in order first.
+    batch = transaction.atomic() if len(completions) > 1 else contextlib.nullcontext()
+    with batch, prepared_cursor() as cursor:
+        if len(completions) > 1:
+            cursor.execute(SQL["lock_jobs_in_id_order"], {"jobs": params["jobs"]}, prepare=True)
+        cursor.execute(SQL["complete_jobs"], params, prepare=True)
+        verdicts = {job_id: (won, accepted_seconds_ago) for job_id, won, accepted_seconds_ago in cursor.fetchall()}
+    won_all = []
+    for done in completions:
+        won, accepted_seconds_ago = verdicts[done.claim.job_id]
+        if won:
+            _count_attempt(done.report.outcome)
+            _observe_end(done.to_state, accepted_seconds_ago)
+        else:
+            _count_attempt(AttemptOutcome.STALE_COMPLETION)
+            logger.warning("stale completion discarded", extra=done.claim.log_extra())
+        won_all.append(bool(won))
+    return won_all
 
 
 def complete_job(
@@ -294,34 +395,9 @@ def complete_job(
     policy_version: str,
     report: AttemptReport,
 ) -> bool:
-    """EXE-3: result row + state + outbox event, all or nothing, under the fence and a live
-    lease. False = stale completion: discarded, and recorded in the attempt ledger."""
-    to_state = (JobState.REVIEW_REQUIRED if review_required else JobState.SUCCEEDED).value
-    params = {
-        "job": claim.job_id,
-        "fence": claim.fence,
-        "attempt": claim.attempt,
-        "to": to_state,
-        "reason": "review_required" if review_required else "succeeded",
-        "detail": json.dumps({"attempt": claim.attempt, "fence": claim.fence, "policy_version": policy_version}),
-        **_attempt_params(report),
-        "output": json.dumps(output),
-        "validation": json.dumps(validation),
-        "policy_version": policy_version,
-        "price": _price_micros(claim.model_policy),
-        "event_id": uuid.uuid4(),
-        "event_type": EventType.REVIEW_REQUIRED if review_required else EventType.COMPLETED,
-    }
-    with prepared_cursor() as cursor:
-        cursor.execute(SQL["complete_job"], params, prepare=True)
-        moved = cursor.fetchone()
-    if moved is None:
-        _count_attempt(AttemptOutcome.STALE_COMPLETION)
-        logger.warning("stale completion discarded", extra=claim.log_extra())
-        return False
-    _count_attempt(report.outcome)
-    _observe_end(to_state, moved[2])
-    return True
+    """EXE-3 for one job (:func:`complete_jobs` with one completion). False = stale completion."""
+    completion = Completion(claim, review_required, output, validation, policy_version, report)
+    return complete_jobs([completion])[0]
 
 
 def retry_or_fail(

@@ -176,57 +176,94 @@ SELECT owned.id
    AND (j.id IS NULL OR j.fence <> owned.fence OR j.state = job_state_running())
 
 
--- name: complete_job
--- EXE-3 in one statement (one round trip, one autocommit transaction): the guarded move
--- under the fence and a live lease, the attempt's ledger row, the event, the admission
--- budget, the result and the outbox event. Without moved's row the job is someone else's:
--- nothing else is written, and the ledger records the stale completion. The CTEs share one
--- snapshot, so the spend adds this attempt's tokens from ``ended`` to the earlier attempts'
--- (the table still shows this one as running). Parameters are bound server-side: a
--- parameter's type comes from its first use, so its later uses carry no cast of their own.
-WITH moved AS (
-    UPDATE extraction_jobs
-       SET state = %(to)s, state_version = state_version + 1, updated_at = now(),
+-- name: lock_jobs_in_id_order
+-- Before a statement that moves many jobs at once (a batch of completions, the heartbeat), their
+-- rows locked in id order, so two such transactions over overlapping jobs wait for each other
+-- instead of deadlocking. ORDER BY with FOR UPDATE locks the rows in the sorted order; an
+-- UPDATE ... FROM takes them in whatever order its plan reads them.
+SELECT id FROM extraction_jobs WHERE id = ANY(%(jobs)s::uuid[]) ORDER BY id FOR UPDATE
+
+
+-- name: complete_jobs
+-- EXE-3 for a batch of attempts in one statement: for each row of ``done``, the guarded move
+-- under its own fence and a live lease, the attempt's ledger row, the event, the result and the
+-- outbox event; the admission budget given back once per tenant (the jobs summed,
+-- extraction_release_admissions). A row whose job is someone else's moves nothing and writes
+-- nothing but its ledger row's stale verdict. Returns every row with won = whether it moved.
+--
+-- The CTEs share one snapshot, so a job's spend adds this attempt's tokens (from ``done``) to its
+-- earlier attempts' (the ledger still shows this one as running). A batch of more than one job
+-- runs in a transaction after lock_jobs_in_id_order; one job runs alone, in autocommit.
+WITH done AS (
+    SELECT *
+      FROM unnest(%(jobs)s::uuid[], %(fences)s::bigint[], %(attempts)s::int[], %(to_states)s::text[],
+                  %(reasons)s::text[], %(details)s::jsonb[], %(outcomes)s::text[], %(providers)s::text[],
+                  %(models)s::text[], %(request_ids)s::text[], %(input_tokens)s::int[], %(output_tokens)s::int[],
+                  %(latencies_ms)s::int[], %(http_statuses)s::int[], %(retry_afters)s::float8[], %(errors)s::text[],
+                  %(outputs)s::jsonb[], %(validations)s::jsonb[], %(policy_versions)s::text[],
+                  %(prices)s::bigint[], %(event_ids)s::uuid[], %(event_types)s::text[])
+        AS done(job, fence, attempt, to_state, reason, detail, outcome, provider, model, request_id,
+                input_tokens, output_tokens, latency_ms, http_status, retry_after, error, output, validation,
+                policy_version, price, event_id, event_type)
+)
+, moved AS (
+    UPDATE extraction_jobs AS j
+       SET state = done.to_state, state_version = j.state_version + 1, updated_at = now(),
            lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''
-     WHERE id = %(job)s AND state = job_state_running() AND fence = %(fence)s AND lease_until > now()
-    RETURNING tenant_id, state_version, byte_size, estimated_tokens, created_at
+      FROM done
+     WHERE j.id = done.job AND j.state = job_state_running() AND j.fence = done.fence AND j.lease_until > now()
+    RETURNING j.id, j.tenant_id, j.state_version, j.byte_size, j.estimated_tokens, j.created_at
 )
 , ended AS (
-    UPDATE extraction_attempts
-       SET ended_at = coalesce(ended_at, now()),
-           outcome = CASE WHEN EXISTS (SELECT FROM moved) THEN %(outcome)s ELSE 'stale_completion' END,
-           provider = %(provider)s, model = %(model)s, provider_request_id = %(request_id)s,
-           input_tokens = %(input_tokens)s, output_tokens = %(output_tokens)s, latency_ms = %(latency_ms)s,
-           http_status = %(http_status)s, retry_after_seconds = %(retry_after)s,
-           error_detail = CASE WHEN EXISTS (SELECT FROM moved) THEN %(error)s
+    UPDATE extraction_attempts AS a
+       SET ended_at = coalesce(a.ended_at, now()),
+           outcome = CASE WHEN moved.id IS NOT NULL THEN done.outcome ELSE 'stale_completion' END,
+           provider = done.provider, model = done.model, provider_request_id = done.request_id,
+           input_tokens = done.input_tokens, output_tokens = done.output_tokens, latency_ms = done.latency_ms,
+           http_status = done.http_status, retry_after_seconds = done.retry_after,
+           error_detail = CASE WHEN moved.id IS NOT NULL THEN done.error
                                ELSE 'completion refused: fence or lease no longer ours' END
-     WHERE job_id = %(job)s AND fence = %(fence)s
-    RETURNING coalesce(input_tokens, 0) + coalesce(output_tokens, 0) AS tokens
+      FROM done LEFT JOIN moved ON moved.id = done.job
+     WHERE a.job_id = done.job AND a.fence = done.fence
+)
+, won AS (
+    SELECT moved.id, moved.tenant_id, moved.state_version, moved.byte_size, moved.estimated_tokens,
+           done.fence, done.attempt, done.to_state, done.reason, done.detail, done.output, done.validation,
+           done.policy_version, done.provider, done.model, done.event_id, done.event_type,
+           token_cost_micros(
+               (SELECT coalesce(sum(coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0)), 0)
+                  FROM extraction_attempts AS a WHERE a.job_id = moved.id AND a.fence <> done.fence)
+               + coalesce(done.input_tokens, 0) + coalesce(done.output_tokens, 0),
+               done.price) AS spend_micros
+      FROM moved JOIN done ON done.job = moved.id
 )
 , recorded AS (
-    SELECT extraction_append_job_event(%(job)s, tenant_id, state_version, job_state_running(), %(to)s,
-                                       %(reason)s::text, %(detail)s::jsonb),
-           extraction_release_admission(
-               tenant_id, byte_size, estimated_tokens,
-               (SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)), 0)
-                  FROM extraction_attempts WHERE job_id = %(job)s AND fence <> %(fence)s)
-               + (SELECT coalesce(sum(tokens), 0) FROM ended),
-               %(price)s),
+    SELECT extraction_append_job_event(id, tenant_id, state_version, job_state_running(), to_state,
+                                       reason, detail),
            extraction_append_outbox_event(
-               %(event_id)s, %(job)s, tenant_id, %(event_type)s::text,
-               jsonb_build_object('job_id', %(job)s::text, 'event_version', 1, 'state_version', state_version))
-      FROM moved
+               event_id, id, tenant_id, event_type,
+               jsonb_build_object('job_id', id::text, 'event_version', 1, 'state_version', state_version))
+      FROM won
+)
+, released AS (
+    SELECT extraction_release_admissions(array_agg(tenant_id ORDER BY tenant_id), array_agg(jobs ORDER BY tenant_id),
+                                         array_agg(bytes ORDER BY tenant_id), array_agg(reserved ORDER BY tenant_id),
+                                         array_agg(spend ORDER BY tenant_id))
+      FROM (SELECT tenant_id, count(*) AS jobs, sum(byte_size)::bigint AS bytes,
+                   sum(estimated_tokens)::bigint AS reserved, sum(spend_micros)::bigint AS spend
+              FROM won GROUP BY tenant_id) AS per_tenant
 )
 , result AS (
     INSERT INTO extraction_results (job_id, output, validation, policy_version, attempt_number, fence,
                                     provider, model, created_at)
-    SELECT %(job)s, %(output)s::jsonb, %(validation)s::jsonb, %(policy_version)s::text, %(attempt)s::int,
-           %(fence)s, %(provider)s, %(model)s, now()
-      FROM moved
+    SELECT id, output, validation, policy_version, attempt, fence, provider, model, now()
+      FROM won
 )
--- The seconds since acceptance: the accept-to-terminal histogram of /metrics.
-SELECT moved.tenant_id, moved.state_version, extract(epoch FROM now() - moved.created_at)::float8
-  FROM moved, recorded
+-- won: the row's verdict; the seconds since acceptance feed the accept-to-terminal histogram of
+-- /metrics. The counts read recorded and released to the end, which runs them.
+SELECT done.job, moved.id IS NOT NULL, extract(epoch FROM now() - moved.created_at)::float8
+  FROM done LEFT JOIN moved ON moved.id = done.job
+ WHERE (SELECT count(*) FROM recorded) >= 0 AND (SELECT count(*) FROM released) >= 0
 
 
 -- name: end_attempt

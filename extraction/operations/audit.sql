@@ -30,7 +30,7 @@ SELECT id FROM extraction_jobs
 -- name: live_permit_holders
 -- Which of the permits' holders (job, fence) are attempts still running: the job RUNNING
 -- under that fence with a live lease. Every other holder's attempt is over, or cannot
--- complete any more (complete_job needs the lease).
+-- complete any more (complete_jobs needs the lease).
 SELECT h.job_id, h.fence
   FROM unnest(%(jobs)s::uuid[], %(fences)s::bigint[]) AS h(job_id, fence)
   JOIN extraction_jobs j ON j.id = h.job_id

@@ -78,6 +78,10 @@ FAULTS = (
     Fault("provider_5xx_burst", "the model answers the next 20 calls with 500"),
     Fault("llm_worker_killed_after_provider_response", "the LLM worker SIGKILLs itself right after a provider answer"),
     Fault(
+        "llm_worker_killed_with_completions_batched",
+        "the LLM worker SIGKILLs itself as a slot is about to write its process's batch of completions",
+    ),
+    Fault(
         "ingress_killed_after_commit_before_ack", "the ingress worker SIGKILLs itself after its commit, before the ack"
     ),
     Fault(
@@ -97,6 +101,7 @@ FAULTS = (
 )
 KILLS = {
     "llm_worker_killed_after_provider_response": ("worker", "after_provider_response"),
+    "llm_worker_killed_with_completions_batched": ("worker", "completions_before_write"),
     "ingress_killed_after_commit_before_ack": ("ingress", "ingress_after_commit"),
     "relay_killed_between_confirm_and_update": ("relay", "relay_after_confirm"),
 }
@@ -401,7 +406,7 @@ def kill_at_fault_point(run: Run, inj: Injection, *, name: str, point: str) -> N
     inj.cleared_at = death.at
     inj.observed["died_after_armed_s"] = round(death.at - armed_at, 2)
     affected: Callable[[], float | None]
-    if point == "after_provider_response":
+    if point in ("after_provider_response", "completions_before_write"):
         in_hand = [
             row[0]
             for row in run.query(

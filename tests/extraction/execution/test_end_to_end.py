@@ -105,6 +105,36 @@ def test_worker_killed_after_provider_answered_is_reaped_and_retried_once(proces
     assert sim.stats()["calls_by_job"][job_id] == 2  # EXE-6: fencing cannot undo the first paid call
 
 
+def test_worker_killed_with_completions_waiting_in_its_batcher_loses_none(processes, tenant, sim):
+    """The llm worker SIGKILLs itself when a slot is about to write the batch of completions that
+    queued in its process: the answers were paid for and judged, nothing of them is written. The
+    jobs stay RUNNING under their leases; the reaper retries each once, and no job is paid for
+    more often than it was attempted."""
+    sim.control(latency_mean_seconds=0.3, latency_p95_seconds=0.35)
+    processes.relay()
+    processes.celery("ingress", "ingress")
+    processes.celery("llm-dies", "llm", FAULT_INJECTION="completions_before_write")
+    processes.scheduler()
+    jobs = [submit(tenant) for _ in range(4)]
+    assert processes.wait_exit("llm-dies", timeout=60) != 0
+    assert not ExtractionResult.objects.filter(job_id__in=jobs).exists()
+    assert ExtractionJob.objects.filter(pk__in=jobs, state="RUNNING").count() >= 1
+
+    processes.celery("llm", "llm")
+    wait_for(lambda: all_terminal(jobs), timeout=90, message=processes.logs)
+    calls = sim.stats()["calls_by_job"]
+    for job_id in jobs:
+        job = ExtractionJob.objects.get(pk=job_id)
+        assert job.state == "SUCCEEDED", (job_id, job.state)
+        outcomes = list(Attempt.objects.filter(job_id=job_id).order_by("number").values_list("outcome", flat=True))
+        assert outcomes in (["succeeded"], ["lease_lost", "succeeded"]), outcomes
+        assert calls[job_id] == len(outcomes)  # EXE-6: one paid call per attempt, no more
+        assert ExtractionResult.objects.filter(job_id=job_id).count() == 1
+    assert any(
+        Attempt.objects.filter(job_id=job_id, outcome="lease_lost").exists() for job_id in jobs
+    )  # the batch that died held at least one
+
+
 def test_rate_limited_attempt_waits_for_retry_after(processes, tenant, sim):
     sim.control(rate_limit_next=1, rate_limit_retry_after_seconds=1.5)
     _start_pipeline(processes)
