@@ -3,8 +3,8 @@
 
 
 -- name: claim_fifo
--- Plain FIFO: the oldest runnable job first, whoever it belongs to, and no tenant's in-flight
--- cap: the baseline to compare the fair claim with. The take and what it
+-- Plain FIFO: the oldest ``count`` runnable jobs first, whoever they belong to, and no tenant's
+-- in-flight cap: the baseline to compare the fair claim with. The take and what it
 -- records are claim_fair's; "more eligible" is unknown, so a slot keeps claiming.
 WITH next AS (
     SELECT j.id, j.state AS prior_state
@@ -13,7 +13,7 @@ WITH next AS (
        AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
      ORDER BY j.available_at, j.id
      FOR UPDATE SKIP LOCKED
-     LIMIT 1
+     LIMIT %(count)s
 )
 , taken AS (
     UPDATE extraction_jobs AS j

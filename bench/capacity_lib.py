@@ -487,7 +487,7 @@ def _insert_live_work(conn: psycopg.Connection, schema: str) -> None:
 def claim_params(worker: str) -> dict[str, Any]:
     from django.conf import settings
 
-    # The values claim_next_job passes (lifecycle.claim_next_job).
+    # The values a claim of one job passes (lifecycle.claim_next_jobs).
     return {
         "worker": worker,
         "lease": settings.LEASE_SECONDS,
@@ -495,6 +495,7 @@ def claim_params(worker: str) -> dict[str, Any]:
         "boost": settings.INTERACTIVE_PRIORITY_BOOST_SECONDS,
         "per_tenant": 4,
         "window": 64,
+        "count": 1,
     }
 
 

@@ -65,11 +65,13 @@ QUICK = Profile(backlog_jobs=800, rate=30.0, latency_seconds=10.0, arrival_secon
 
 class CpuLedger:
     """CPU seconds of the counted processes over a window, read from /proc every half second so
-    a process that ends inside the window (a PostgreSQL backend) keeps what it spent."""
+    a process that ends inside the window (a PostgreSQL backend) keeps what it spent; by process
+    too (a side's process by its name, a shared server by its command, the accepter)."""
 
-    def __init__(self, process_groups: set[int], *, apart: set[int]) -> None:
+    def __init__(self, process_groups: dict[str, int], *, apart: set[int]) -> None:
         self.process_groups = process_groups
         self.apart = apart  # measured but not counted: the simulator
+        self._label: dict[int, str] = {}
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
         self._apart_first: dict[int, float] = {}
@@ -79,8 +81,14 @@ class CpuLedger:
 
     def _read(self, *, first: bool) -> None:
         groups, commands = live_system.process_table()
+        for command in SERVICE_COMMANDS:
+            for pid in commands.get(command, []):
+                self._label.setdefault(pid, command)
+        for name, group in self.process_groups.items():
+            for pid in groups.get(group, []):
+                self._label.setdefault(pid, name)
         counted = {pid for command in SERVICE_COMMANDS for pid in commands.get(command, [])}
-        counted |= {pid for group in self.process_groups for pid in groups.get(group, [])}
+        counted |= {pid for group in self.process_groups.values() for pid in groups.get(group, [])}
         apart = {pid for group in self.apart for pid in groups.get(group, [])} - counted
         for pids, first_seen, last_seen in (
             (counted, self._first, self._last),
@@ -104,18 +112,23 @@ class CpuLedger:
         self._thread.start()
         return self
 
-    def stop(self) -> dict[str, float]:
+    def stop(self) -> dict[str, Any]:
         self._stop.set()
         self._thread.join()
         self._read(first=False)
         own = resource.getrusage(resource.RUSAGE_SELF)
         accepter = (own.ru_utime - self._own.ru_utime) + (own.ru_stime - self._own.ru_stime)
-        counted = sum(cpu - self._first.get(pid, 0.0) for pid, cpu in self._last.items()) + accepter
+        by_process: dict[str, float] = {"accepter": accepter}
+        for pid, cpu in self._last.items():
+            label = self._label.get(pid, "other")
+            by_process[label] = by_process.get(label, 0.0) + cpu - self._first.get(pid, 0.0)
+        counted = sum(by_process.values())
         apart = sum(cpu - self._apart_first.get(pid, 0.0) for pid, cpu in self._apart_last.items())
         seconds = time.monotonic() - self._at
         other = harness.machine_busy_seconds() - self._busy - counted - apart
         return {
             "cpu_seconds": counted,
+            "cpu_seconds_by_process": by_process,
             "simulator_cpu_seconds": apart,
             "seconds": seconds,
             "other_cores": max(0.0, other) / seconds,
@@ -146,8 +159,8 @@ class NaiveSide:
         self.services.wait_until_ready(names)
         self.tenant = uuid.uuid4()
 
-    def process_groups(self) -> set[int]:
-        return {proc.pid for proc in self.services.procs.values()}
+    def process_groups(self) -> dict[str, int]:
+        return {name: proc.pid for name, proc in self.services.procs.items()}
 
     def accept(self, count: int, rate: float | None) -> None:
         pages = [harness.SAMPLE_INVOICE]
@@ -197,8 +210,8 @@ class OurSide:
         self.db = psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
         self.bench = harness.make_tenant("benchnaive-ours", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
 
-    def process_groups(self) -> set[int]:
-        return {proc.pid for proc in self.services.procs.values()}
+    def process_groups(self) -> dict[str, int]:
+        return {name: proc.pid for name, proc in self.services.procs.items()}
 
     def accept(self, count: int, rate: float | None) -> None:
         lib.accept_jobs(self.bench, count=count, rate=rate, counter=lib.AcceptTransactions(), threads=ACCEPTERS)
@@ -232,6 +245,10 @@ def measure(side: NaiveSide | OurSide, sim: harness.Services, count: int, rate: 
         "jobs": len(times),
         "jobs_per_s": round(len(times) / (max(finished) - min(accepted)), 1),
         "cpu_ms_per_job": round(cost["cpu_seconds"] * 1000 / len(times), 2),
+        "cpu_ms_per_job_by_process": {
+            name: round(seconds * 1000 / len(times), 2)
+            for name, seconds in sorted(cost["cpu_seconds_by_process"].items(), key=lambda item: -item[1])
+        },
         "simulator_cpu_ms_per_job": round(cost["simulator_cpu_seconds"] * 1000 / len(times), 2),
         "p50_above_model_ms": round((statistics.median(latencies) - latency) * 1000, 1),
         "machine_busy_cores_before": idle_before,
@@ -274,6 +291,12 @@ def print_report(runs: list[dict[str, Any]], profile: Profile) -> None:
             f"{b['machine_busy_cores_before']:>5}/{a['machine_busy_cores_before']:<5} "
             f"{b['other_cores']:>5}/{a['other_cores']:<5}{flag}"
         )
+    print("\nCPU ms per job by process ((b) backlog / (a) steady; postgres: every backend, the server's too):")
+    for r in runs:
+        b, a = r["backlog"]["cpu_ms_per_job_by_process"], r["steady"]["cpu_ms_per_job_by_process"]
+        names = sorted(set(b) | set(a), key=lambda name: -(b.get(name, 0.0) + a.get(name, 0.0)))
+        shares = ", ".join(f"{name} {b.get(name, 0.0):g}/{a.get(name, 0.0):g}" for name in names)
+        print(f"  {r['side']:6} {r['processes']} process(es): {shares}")
     print("\nratios ours ÷ naive (median over rounds):")
     for processes in sorted({r["processes"] for r in runs}):
         naive = [r for r in runs if r["side"] == "naive" and r["processes"] == processes]

@@ -609,6 +609,12 @@ WORKER_SLOT_SECONDS = env_float("WORKER_SLOT_SECONDS", 60.0)
 # The most completions an llm-worker process writes in one statement (execution.completions):
 # under load, what queued while the previous batch was written; 1 writes each alone.
 WORKER_COMPLETION_BATCH = env_int("WORKER_COMPLETION_BATCH", 64)
+# The most jobs an llm-worker process claims in one statement for slots claiming at once
+# (execution.claims); 1 claims for each alone.
+WORKER_CLAIM_BATCH = env_int("WORKER_CLAIM_BATCH", 64)
+# The most requested messages an ingress process takes in with one statement (execution.take_ins):
+# what arrived while the previous batch was written.
+INGRESS_TAKE_IN_BATCH = env_int("INGRESS_TAKE_IN_BATCH", 64)
 # SIGTERM to a Celery worker: it claims nothing more and ends within this long. The llm worker
 # lets model calls answer until shortly before it ends and hands the rest back at once under a
 # new fence (runtime.WorkerRuntime.begin_shutdown); by default every call fits (its timeout plus the commit

@@ -285,7 +285,7 @@ def _judge_and_complete(
         validation = {**verdict.as_dict(), **extra}
     # Written with the completions of the process's other slots (execution.completions); this
     # row's verdict is back before anything below runs.
-    completed = completions.batcher().complete(
+    completed = completions.batcher().submit(
         Completion(
             claim,
             review_required=verdict.review_required,

@@ -1,16 +1,7 @@
 """The completion batcher: the slots of one llm-worker process complete their jobs together, many
-in one statement (``lifecycle.complete_jobs``), instead of one transaction each.
-
-At a backlog the bound is the number of commits, not the work in them: every completion took the
-NOTIFY queue's commit lock and updated its tenant's usage row, and the slots queued on both. So
-the completions that arrive while one batch is being written go out together in the next: group
-commit, with no timer. A slot alone (low load) writes its own completion at once, in one
-autocommit statement, as before; under load a batch is as large as what queued meanwhile.
-
-There is no thread of its own. A slot that completes appends its completion and, if no batch is
-being written, writes the queue (it leads); otherwise it waits, and either its verdict comes or
-it leads the next batch. So the slot that asked always has its own row's verdict before it logs,
-counts or ends its span, and a test on one thread writes on its own connection.
+in one statement (``lifecycle.complete_jobs``), by group commit (:mod:`.group_commit`): the
+completions that queue while one batch is written go out in the next. The slot that asked has
+its own row's verdict before it logs, counts or ends its span.
 
 What cannot go wrong in a batch:
 - each row keeps its own guard (fence and live lease) and its own verdict (stale or won);
@@ -27,13 +18,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError
 
 from extraction.execution import lifecycle
 from extraction.execution.faults import fault_point
+from extraction.execution.group_commit import GroupCommit, Pending, settle_splitting
 from extraction.execution.lifecycle import Completion
 from extraction.execution.runtime import db_step
 
@@ -43,109 +34,42 @@ logger = logging.getLogger("extraction.worker")
 # error (the slot logs it and the lease runs out: the reaper retries the job).
 RETRY_PAUSES_SECONDS = (0.05, 0.25, 1.0)
 
-
-@dataclass
-class _Pending:
-    completion: Completion
-    settled: bool = False
-    won: bool = False
-    error: BaseException | None = None
+PendingCompletion = Pending[Completion, bool]
 
 
-@dataclass
-class CompletionBatcher:
-    """One per process (:func:`batcher`). ``max_batch``: the most completions in one statement."""
-
-    max_batch: int
-    _queue: list[_Pending] = field(default_factory=list)
-    _writing: bool = False
-    _changed: threading.Condition = field(default_factory=threading.Condition)
-
-    def complete(self, completion: Completion) -> bool:
-        """Complete one job with whatever else is waiting; True if it won, False if stale.
-        Raises the database's error if its row could not be written."""
-        pending = _Pending(completion)
-        with self._changed:
-            self._queue.append(pending)
-            while not pending.settled:
-                if self._writing:
-                    self._changed.wait()
-                    continue
-                self._writing = True
-                batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
-                self._changed.release()
-                try:
-                    write_batch(batch)
-                finally:
-                    self._changed.acquire()
-                    self._writing = False
-                    self._changed.notify_all()
-        if pending.error is not None:
-            raise pending.error
-        return pending.won
-
-    def waiting(self) -> int:
-        with self._changed:
-            return len(self._queue)
-
-
-def write_batch(batch: list[_Pending]) -> None:
+def write_batch(batch: list[PendingCompletion]) -> None:
     """Write ``batch`` and settle every completion in it, each with its verdict or an error."""
     fault_point("completions_before_write")
-    try:
-        verdicts = _write_retrying(batch)
-    except (OperationalError, InterfaceError) as exc:
-        _settle_with_error(batch, exc)
-    except DatabaseError as exc:
-        if len(batch) == 1:
-            _settle_with_error(batch, exc)
-            return
-        # A row the database refuses (bad data): split, so only that row's slot gets the error.
-        logger.warning(
-            "a batch of completions was refused: writing it in halves",
-            extra={"batch": len(batch), "error": str(exc)[:500]},
-        )
-        middle = len(batch) // 2
-        write_batch(batch[:middle])
-        write_batch(batch[middle:])
-    except BaseException as exc:  # noqa: BLE001 - a bug: every slot of the batch hears of it, none waits forever
-        _settle_with_error(batch, exc)
-    else:
-        for pending, won in zip(batch, verdicts, strict=True):
-            pending.won, pending.settled = won, True
+    settle_splitting(batch, _write_retrying, logger=logger, what="completions")
 
 
-def _write_retrying(batch: list[_Pending]) -> list[bool]:
-    completions = [pending.completion for pending in batch]
+def _write_retrying(completions: list[Completion]) -> list[bool]:
+    """``complete_jobs``, retried whole after a lost connection or a deadlock (a slot does not
+    retry a completion itself: after these, its lease runs out and the reaper retries the job)."""
     for pause in (*RETRY_PAUSES_SECONDS, None):
         try:
             with db_step():
                 return lifecycle.complete_jobs(completions)
         except (OperationalError, InterfaceError) as exc:
-            # A lost connection or a deadlock: the transaction rolled back, nothing is written.
+            # The transaction rolled back: nothing is written.
             if pause is None:
                 raise
             logger.warning(
                 "a batch of completions failed: retrying it",
-                extra={"batch": len(batch), "error": str(exc)[:500], "retry_in_seconds": pause},
+                extra={"batch": len(completions), "error": str(exc)[:500], "retry_in_seconds": pause},
             )
             time.sleep(pause)
     raise AssertionError("unreachable")
 
 
-def _settle_with_error(batch: list[_Pending], error: BaseException) -> None:
-    for pending in batch:
-        pending.error, pending.settled = error, True
-
-
-_batcher: CompletionBatcher | None = None
+_batcher: GroupCommit[Completion, bool] | None = None
 _batcher_lock = threading.Lock()
 
 
-def batcher() -> CompletionBatcher:
-    """This process's batcher."""
+def batcher() -> GroupCommit[Completion, bool]:
+    """This process's completion batcher: ``batcher().submit(completion)`` is the verdict."""
     global _batcher
     with _batcher_lock:
         if _batcher is None:
-            _batcher = CompletionBatcher(max_batch=settings.WORKER_COMPLETION_BATCH)
+            _batcher = GroupCommit(write_batch, max_batch=settings.WORKER_COMPLETION_BATCH)
         return _batcher

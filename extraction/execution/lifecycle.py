@@ -38,7 +38,7 @@ from config.instruments import ACCEPT_TO_TERMINAL, ATTEMPTS
 from config.sql import load_statements
 from extraction.events import EventType
 from extraction.execution.outcomes import AttemptResult, TakeIn
-from extraction.models import AttemptOutcome, ExecutionInbox, JobState, QuarantinedMessage
+from extraction.models import AttemptOutcome, JobState, QuarantinedMessage
 
 logger = logging.getLogger(__name__)
 
@@ -166,59 +166,96 @@ def payload_digest(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def take_in_requested_event(
-    *, event_id: uuid.UUID, payload: dict[str, Any], source: tuple[str, int, int] | None = None
-) -> TakeIn:
-    """Record an ``extraction.requested.v1`` message in the inbox and make its job runnable.
+class Arrival(NamedTuple):
+    """An ``extraction.requested.v1`` message as the ingress received it. ``source``: a Kafka
+    record's (topic, partition, offset), kept in the inbox; a RabbitMQ message has none."""
 
-    1. ``INSERT INTO execution_inbox … ON CONFLICT (event_id) DO NOTHING``.
-    2. Already there: same digest → "duplicate"; other digest → quarantine row → "quarantined".
-    3. New: ACCEPTED → READY in the same statement; a job past ACCEPTED is left: "already_taken_in".
-    The caller acks the message (or commits the record's offset) only after this returns (the
-    commit happened). ``source``: a Kafka record's (topic, partition, offset), kept in the inbox.
-    A record and a RabbitMQ message of one event are one inbox row: the event id decides.
+    event_id: uuid.UUID
+    payload: dict[str, Any]
+    source: tuple[str, int, int] | None = None
+
+
+def take_in_requested_events(arrivals: Sequence[Arrival]) -> list[TakeIn]:
+    """Record requested messages in the inbox and make their jobs runnable; each one's outcome,
+    in order. The caller acks a message (or commits a record's offset) only after this returns
+    (the commit happened). A record and a RabbitMQ message of one event are one inbox row: the
+    event id decides.
+
+    1. One statement for all (``take_in_requested_events``): each new event id's inbox row and,
+       if its job is still ACCEPTED, READY: "taken_in"; a job past ACCEPTED is left:
+       "already_taken_in".
+    2. The rest, sorted apart after it committed: the event id already in the inbox with the same
+       digest → "duplicate"; with another → a quarantine row → "quarantined"; no such job →
+       "unknown_job".
     """
-    digest = payload_digest(payload)
-    job_id = uuid.UUID(str(payload["job_id"]))
+    digests = [payload_digest(arrival.payload) for arrival in arrivals]
+    sources = [arrival.source or (None, None, None) for arrival in arrivals]
     with prepared_cursor() as cursor:
         cursor.execute(
-            SQL["take_in_requested_event"],
-            {"event": event_id, "digest": digest, "job": job_id, **_source_params(source)},
+            SQL["take_in_requested_events"],
+            {
+                "events": [arrival.event_id for arrival in arrivals],
+                "digests": digests,
+                "jobs": [uuid.UUID(str(arrival.payload["job_id"])) for arrival in arrivals],
+                "topics": [source[0] for source in sources],
+                "partitions": [source[1] for source in sources],
+                "offsets": [source[2] for source in sources],
+            },
             prepare=True,
         )
-        taken_in = cursor.fetchone()
-        if taken_in is not None:
-            return TakeIn.TAKEN_IN if taken_in[0] else TakeIn.ALREADY_TAKEN_IN
-    # Nothing inserted: a redelivery (same digest), a conflicting message, or no such job.
-    stored = ExecutionInbox.objects.filter(pk=event_id).values_list("payload_digest", flat=True).first()
+        written = dict(cursor.fetchall())
+    outcomes: list[TakeIn | None] = []
+    for arrival in arrivals:
+        moved = written.pop(arrival.event_id, None)  # popped: the same id twice wrote one row
+        outcomes.append(None if moved is None else TakeIn.TAKEN_IN if moved else TakeIn.ALREADY_TAKEN_IN)
+    if all(outcome is not None for outcome in outcomes):
+        return outcomes  # type: ignore[return-value]
+    # Not written: a redelivery (same digest), a conflicting message, or no such job.
+    with prepared_cursor() as cursor:
+        unwritten = [arrival.event_id for arrival, outcome in zip(arrivals, outcomes, strict=True) if outcome is None]
+        cursor.execute(SQL["stored_inbox_digests"], {"events": unwritten})
+        stored = dict(cursor.fetchall())
+    return [
+        outcome if outcome is not None else _sort_unwritten(arrival, digest, stored.get(arrival.event_id))
+        for arrival, digest, outcome in zip(arrivals, digests, outcomes, strict=True)
+    ]
+
+
+def _sort_unwritten(arrival: Arrival, digest: str, stored: str | None) -> TakeIn:
     if stored is None:
         return TakeIn.UNKNOWN_JOB
     if stored == digest:
         return TakeIn.DUPLICATE
+    job_id = uuid.UUID(str(arrival.payload["job_id"]))
     QuarantinedMessage.objects.create(
-        event_id=event_id,
+        event_id=arrival.event_id,
         job_id=job_id,
         stored_digest=stored,
         received_digest=digest,
-        payload=payload,
+        payload=arrival.payload,
         reason="digest_mismatch",
     )
-    logger.error("inbox digest mismatch: message quarantined", extra={"event_id": str(event_id), "job_id": str(job_id)})
+    logger.error(
+        "inbox digest mismatch: message quarantined", extra={"event_id": str(arrival.event_id), "job_id": str(job_id)}
+    )
     return TakeIn.QUARANTINED
 
 
-def _source_params(source: tuple[str, int, int] | None) -> dict[str, Any]:
-    topic, partition, offset = source if source is not None else (None, None, None)
-    return {"topic": topic, "partition": partition, "offset": offset}
+def take_in_requested_event(
+    *, event_id: uuid.UUID, payload: dict[str, Any], source: tuple[str, int, int] | None = None
+) -> TakeIn:
+    """One requested message (:func:`take_in_requested_events` with one arrival)."""
+    return take_in_requested_events([Arrival(event_id, payload, source)])[0]
 
 
 # --- execution (EXE-1..3) --------------------------------------------------------------------
 
 
-def claim_next_job(
-    *, worker_id: str, policies: Sequence[str] | None = None, lease_seconds: float | None = None
-) -> Claim | None:
-    """EXE-1: take the next runnable job, chosen fairly (``claim_fair`` in lifecycle.sql), or None.
+def claim_next_jobs(
+    *, worker_id: str, count: int = 1, policies: Sequence[str] | None = None, lease_seconds: float | None = None
+) -> list[Claim]:
+    """EXE-1: take up to ``count`` runnable jobs, chosen fairly (``claim_fair`` in lifecycle.sql):
+    the jobs ``count`` single claims would take in turn, in that order.
 
     ``policies`` limits the claim to jobs whose model policy's pool has capacity right now,
     so a saturated pool's jobs stay READY instead of being claimed and handed back. The
@@ -230,15 +267,16 @@ def claim_next_job(
         "lease": float(lease),
         "policies": list(policies or settings.MODEL_POLICIES),
         "boost": float(settings.INTERACTIVE_PRIORITY_BOOST_SECONDS),
-        "per_tenant": 4,
-        "window": 64,
+        # Each tenant offers as many candidates as could be taken from it, at least four.
+        "per_tenant": max(4, count),
+        "window": max(64, 2 * count),
+        "count": count,
     }
     with prepared_cursor() as cursor:
         cursor.execute(CLAIM, params, prepare=True)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    (
+        rows = cursor.fetchall()
+    claims = []
+    for (
         job_id,
         tenant_id,
         document_id,
@@ -250,23 +288,32 @@ def claim_next_job(
         fence,
         deadline_epoch,
         more_eligible,
-    ) = row
-    if isinstance(options, str):
-        options = json.loads(options)
-    return Claim(
-        job_id=job_id,
-        tenant_id=tenant_id,
-        document_id=document_id,
-        schema=schema,
-        model_policy=model_policy,
-        options=options,
-        attempt=attempt,
-        max_attempts=max_attempts,
-        fence=fence,
-        deadline_at=datetime.fromtimestamp(deadline_epoch, tz=UTC),
-        worker_id=worker_id,
-        more_eligible=more_eligible,
-    )
+    ) in rows:
+        claims.append(
+            Claim(
+                job_id=job_id,
+                tenant_id=tenant_id,
+                document_id=document_id,
+                schema=schema,
+                model_policy=model_policy,
+                options=json.loads(options) if isinstance(options, str) else options,
+                attempt=attempt,
+                max_attempts=max_attempts,
+                fence=fence,
+                deadline_at=datetime.fromtimestamp(deadline_epoch, tz=UTC),
+                worker_id=worker_id,
+                more_eligible=more_eligible,
+            )
+        )
+    return claims
+
+
+def claim_next_job(
+    *, worker_id: str, policies: Sequence[str] | None = None, lease_seconds: float | None = None
+) -> Claim | None:
+    """EXE-1 for one job (:func:`claim_next_jobs` with a count of 1), or None."""
+    claims = claim_next_jobs(worker_id=worker_id, policies=policies, lease_seconds=lease_seconds)
+    return claims[0] if claims else None
 
 
 def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None) -> set[uuid.UUID]:

@@ -8,44 +8,64 @@
 -- (``FROM moved, recorded`` or ``EXISTS (SELECT FROM recorded)``).
 
 
--- name: take_in_requested_event
--- Ingress (BRK-2, BRK-3), the usual case in one statement: the inbox row, ACCEPTED -> READY
--- and its event (both pending states: no budget changes hands). No row: the event id was
--- in the inbox already, or there is no such job. false: the job was past ACCEPTED. A Kafka
--- record brings its coordinates (topic, partition, offset); a RabbitMQ message has none.
-WITH inbox AS (
+-- name: take_in_requested_events
+-- Ingress (BRK-2, BRK-3) for the messages that arrived together, the usual case in one
+-- statement: each one's inbox row, its job ACCEPTED -> READY and the job's event (both pending
+-- states: no budget changes hands). Returns the messages whose inbox row was written, with
+-- moved = whether the job was still ACCEPTED; the others were in the inbox already (the same
+-- event id in one batch twice: the first is written) or name no job, and are sorted apart. A
+-- Kafka record brings its coordinates (topic, partition, offset); a RabbitMQ message has none.
+WITH arrived AS (
+    SELECT *
+      FROM unnest(%(events)s::uuid[], %(digests)s::text[], %(jobs)s::uuid[], %(topics)s::text[],
+                  %(partitions)s::int[], %(offsets)s::bigint[])
+        AS arrived(event_id, digest, job_id, topic, partition, record_offset)
+)
+, inbox AS (
     INSERT INTO execution_inbox (event_id, job_id, payload_digest, received_at,
                                  source_topic, source_partition, source_offset)
-    SELECT %(event)s, id, %(digest)s, now(), %(topic)s::text, %(partition)s::int, %(offset)s::bigint
-      FROM extraction_jobs WHERE id = %(job)s
+    SELECT a.event_id, j.id, a.digest, now(), a.topic, a.partition, a.record_offset
+      FROM arrived AS a JOIN extraction_jobs AS j ON j.id = a.job_id
     ON CONFLICT (event_id) DO NOTHING
-    RETURNING job_id
+    RETURNING event_id, job_id
 )
 , moved AS (
-    UPDATE extraction_jobs
-       SET state = job_state_ready(), state_version = state_version + 1, updated_at = now()
-     WHERE id = (SELECT job_id FROM inbox) AND state = job_state_accepted()
-    RETURNING tenant_id, state_version
+    UPDATE extraction_jobs AS j
+       SET state = job_state_ready(), state_version = j.state_version + 1, updated_at = now()
+      FROM inbox
+     WHERE j.id = inbox.job_id AND j.state = job_state_accepted()
+    RETURNING j.id, j.tenant_id, j.state_version, inbox.event_id
 )
 , recorded AS (
-    SELECT extraction_append_job_event(%(job)s, tenant_id, state_version, job_state_accepted(), job_state_ready(),
-                                       'taken_in', jsonb_build_object('event_id', %(event)s::text))
+    SELECT extraction_append_job_event(id, tenant_id, state_version, job_state_accepted(), job_state_ready(),
+                                       'taken_in', jsonb_build_object('event_id', event_id::text))
       FROM moved
 )
-SELECT EXISTS (SELECT FROM recorded) FROM inbox
+SELECT inbox.event_id, moved.id IS NOT NULL
+  FROM inbox LEFT JOIN moved ON moved.event_id = inbox.event_id
+ WHERE (SELECT count(*) FROM recorded) >= 0
+
+
+-- name: stored_inbox_digests
+-- The digests of the messages take_in_requested_events did not write: the same event id in the
+-- inbox already (a redelivery, or a conflicting message), or none (no such job).
+SELECT event_id, payload_digest FROM execution_inbox WHERE event_id = ANY(%(events)s::uuid[])
 
 
 -- name: claim_fair
--- The fair claim (EXE-1, BP-4) with the take, the "claimed" event and the attempt's ledger
--- row, in one autocommit statement; what is recorded reads the UPDATE's RETURNING, so it
--- exists exactly when the job was taken.
+-- The fair claim (EXE-1, BP-4) of up to ``count`` jobs with the take, the "claimed" events and
+-- the attempts' ledger rows, in one autocommit statement; what is recorded reads the UPDATE's
+-- RETURNING, so it exists exactly when a job was taken. The slots of a process that claim at
+-- the same moment claim together (extraction.execution.claims), so ``count`` is how many wait.
 --
 -- 1. running: RUNNING jobs per tenant (job_running_tenant_idx).
 -- 2. tenants: tenants with pending work, below their in-flight cap.
 -- 3. candidates: each tenant's next few runnable jobs by effective time (available_at, minus
---    INTERACTIVE_PRIORITY_BOOST if interactive), two probes of job_fair_claim_idx per tenant.
+--    INTERACTIVE_PRIORITY_BOOST if interactive), two probes of job_fair_claim_idx per tenant,
+--    as many as the tenant's cap still allows (rank: running + rank <= cap, checked per row).
 -- 4. share = (tenant's running jobs + rank among its candidates) / weight, lowest first.
--- 5. next: the best candidate not locked by another claimer (SKIP LOCKED), re-checked after the lock.
+-- 5. fair: the best ``count`` candidates not locked by another claimer (SKIP LOCKED), re-checked
+--    after the lock. N jobs taken this way are the jobs N single claims would take in turn.
 -- 6. taken: RUNNING with attempt+1, fence+1 and a lease, by the database clock.
 --
 -- An idle tenant has share 0 and gets the next free slot, so a 1-job tenant waits for about one
@@ -58,16 +78,15 @@ WITH running AS (
 -- MATERIALIZED: the candidates' probes start from these few tenants in every plan; inlined,
 -- a generic plan can probe the job index for every tenant and join afterwards.
 , tenants AS MATERIALIZED (
-    SELECT t.id, t.weight, coalesce(r.n, 0) AS running
+    SELECT t.id, t.weight, t.max_in_flight, coalesce(r.n, 0) AS running
       FROM accounts_tenantusage u
       JOIN accounts_tenant t ON t.id = u.tenant_id
       LEFT JOIN running r ON r.tenant_id = u.tenant_id
      WHERE u.pending_jobs > 0 AND coalesce(r.n, 0) < t.max_in_flight
 )
-, candidates AS (
-    SELECT c.id, c.effective_at,
-           (tn.running + row_number() OVER (PARTITION BY tn.id ORDER BY c.effective_at, c.id) - 1)::float
-             / tn.weight AS share
+, ranked AS (
+    SELECT c.id, c.effective_at, tn.running, tn.weight, tn.max_in_flight,
+           row_number() OVER (PARTITION BY tn.id ORDER BY c.effective_at, c.id) AS rank
       FROM tenants tn
       CROSS JOIN LATERAL (
           (SELECT j.id, j.available_at - make_interval(secs => %(boost)s) AS effective_at, j.deadline_at
@@ -91,39 +110,45 @@ WITH running AS (
      -- job holds a candidate slot until expire_deadlines takes it, within a scheduler interval.
      WHERE c.deadline_at > now()
 )
+, candidates AS (
+    SELECT id, effective_at, (running + rank - 1)::float / weight AS share
+      FROM ranked
+     WHERE running + rank <= max_in_flight
+)
 -- Each candidate in order is looked up by its key and locked unless another claimer holds it.
 -- LATERAL keeps that a lookup by key in every plan; a plain join lets a generic plan read every
 -- runnable job, a cost that grows with the backlog.
---
--- Fallback: when a burst of claimers finds every fair candidate locked, the job is taken in
+, fair AS (
+    SELECT j.id, j.prior_state, false AS fallback
+      FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
+      CROSS JOIN LATERAL (
+          SELECT j.id, j.state AS prior_state
+            FROM extraction_jobs j
+           WHERE j.id = c.id AND j.state IN (job_state_ready(), job_state_retry_scheduled())
+             FOR UPDATE SKIP LOCKED
+      ) AS j
+     ORDER BY c.share, c.effective_at
+     LIMIT %(count)s
+)
+-- Fallback: when a burst of claimers finds every fair candidate locked, one job is taken in
 -- plain order of availability among the same eligible tenants (caps still apply), so no claimer
--- comes back empty while work waits. The second UNION ALL arm runs only when the first returned
--- nothing and there was a candidate to lock. The tenants as an array filter keep it a walk of
--- job_runnable_idx that stops at the first unlocked job (a join gets misestimated into sorting
--- every runnable job); its bound: the older runnable jobs of tenants at their cap.
+-- comes back empty while work waits. It runs only when the fair pick took nothing and there was
+-- a candidate to lock. The tenants as an array filter keep it a walk of job_runnable_idx that
+-- stops at the first unlocked job (a join gets misestimated into sorting every runnable job);
+-- its bound: the older runnable jobs of tenants at their cap.
 , next AS (
-    (SELECT j.id, j.prior_state, false AS fallback
-       FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
-       CROSS JOIN LATERAL (
-           SELECT j.id, j.state AS prior_state
-             FROM extraction_jobs j
-            WHERE j.id = c.id AND j.state IN (job_state_ready(), job_state_retry_scheduled())
-              FOR UPDATE SKIP LOCKED
-       ) AS j
-      ORDER BY c.share, c.effective_at
-      LIMIT 1)
+    SELECT id, prior_state, fallback FROM fair
     UNION ALL
     (SELECT id, prior_state, true AS fallback FROM (
         SELECT j.id, j.state AS prior_state
           FROM extraction_jobs j
-         WHERE EXISTS (SELECT FROM candidates)
+         WHERE NOT EXISTS (SELECT FROM fair) AND EXISTS (SELECT FROM candidates)
            AND j.state IN (job_state_ready(), job_state_retry_scheduled()) AND j.available_at <= now()
            AND j.deadline_at > now() AND j.model_policy = ANY(%(policies)s)
            AND j.tenant_id = ANY(ARRAY(SELECT id FROM tenants))
          ORDER BY j.available_at, j.id
          FOR UPDATE OF j SKIP LOCKED
          LIMIT 1) AS in_order)
-    LIMIT 1
 )
 , taken AS (
     UPDATE extraction_jobs AS j
@@ -133,8 +158,7 @@ WITH running AS (
       FROM next
      WHERE j.id = next.id
     RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state,
-              next.fallback OR (SELECT count(*) FROM candidates) > 1 AS more_eligible
+              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, next.fallback
 )
 , recorded AS (
     SELECT extraction_append_job_event(id, tenant_id, state_version, prior_state, job_state_running(), 'claimed',
@@ -148,11 +172,13 @@ WITH running AS (
       FROM taken
 )
 -- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
--- than the rest of reading the row.
+-- than the rest of reading the row. more_eligible: a candidate was left over (or the fallback
+-- took this one).
 SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
        taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
-       taken.more_eligible
-  FROM taken, recorded
+       taken.fallback OR (SELECT count(*) FROM candidates) > (SELECT count(*) FROM taken)
+  FROM taken
+ WHERE (SELECT count(*) FROM recorded) >= 0
 
 
 -- name: extend_leases

@@ -24,7 +24,7 @@ from config.messaging import durable_step, outbox_event, reject_to_dead_letters
 from config.outages import Outage
 from config.topology import LLM, WORK_EXCHANGE
 from extraction.events import EventType
-from extraction.execution import lifecycle, runtime, worker
+from extraction.execution import lifecycle, runtime, take_ins, worker
 from extraction.execution.faults import fault_point
 from extraction.execution.outcomes import TakeIn
 
@@ -33,9 +33,12 @@ logger = logging.getLogger("extraction.ingress")
 
 @shared_task(name="extraction.ingest_requested", bind=True, acks_late=True, ignore_result=True)
 def ingest_requested(self: Task, event: dict) -> TakeIn:
-    """BRK-2: inbox row + READY in one transaction, commit, then (on return) ack."""
+    """BRK-2: inbox row + READY in one transaction (with the messages that arrived together),
+    commit, then (on return) ack."""
     event_id, payload = outbox_event(logger, self.request.id, event, event_types={EventType.REQUESTED})
-    outcome = durable_step(logger, event, lambda: lifecycle.take_in_requested_event(event_id=event_id, payload=payload))
+    # With the messages the process's other ingress threads hold, in one statement.
+    arrival = lifecycle.Arrival(event_id, payload)
+    outcome = durable_step(logger, event, lambda: take_ins.batcher().submit(arrival))
     # Celery's run span, a child of the relay's publish (the context came in the headers).
     tracing.annotate({"extraction.job_id": str(payload["job_id"]), "extraction.ingress.outcome": outcome})
     fault_point("ingress_after_commit")

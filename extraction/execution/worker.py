@@ -15,8 +15,9 @@ from opentelemetry.trace import Span
 
 from config import tracing
 from extraction.capacity import limiter
-from extraction.execution import lifecycle
+from extraction.execution import claims
 from extraction.execution.attempt import execute_attempt
+from extraction.execution.claims import ClaimRequest
 from extraction.execution.lifecycle import Claim
 from extraction.execution.outcomes import AttemptResult
 from extraction.execution.runtime import DATABASE, WorkerRuntime, db_step, runtime
@@ -73,8 +74,8 @@ def run_slot(
         policies = policies_with_capacity()
         if not policies:
             break  # every pool is saturated or cooling down: the scheduler wakes us when due
-        with db_step():
-            claim = lifecycle.claim_next_job(worker_id=rt.worker_id, policies=policies)
+        # With the process's other slots claiming at this moment, in one statement.
+        claim = claims.batcher().submit(ClaimRequest(rt.worker_id, tuple(policies)))
         if claim is None:
             break
         claimed_again = ran > 0

@@ -30,7 +30,7 @@ MUST_BE_NAMED: dict[str, frozenset[str]] = {
     "extraction/outbox/relay.sql": frozenset({"claim_unpublished", "mark_published", "release_failed"}),
     "extraction/execution/lifecycle.sql": frozenset(
         {
-            "take_in_requested_event", "claim_fair", "extend_leases", "lock_jobs_in_id_order", "complete_jobs",
+            "take_in_requested_events", "claim_fair", "extend_leases", "lock_jobs_in_id_order", "complete_jobs",
             "schedule_retry", "fail_running", "hand_back", "hand_back_interrupted", "approve_review", "reject_review",
             "reap_for_retry", "reap_failed", "expire_deadline", "recover_ingress", "cancel_job", "rerun_job",
         }

@@ -97,7 +97,15 @@ def test_claim_statement_uses_skip_locked_and_stays_cheap_on_a_large_table():
         # rolled back afterwards).
         cursor.execute(
             f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {claim_fair}",
-            {"worker": "w", "lease": 60, "policies": ["default"], "boost": 300, "per_tenant": 4, "window": 64},
+            {
+                "worker": "w",
+                "lease": 60,
+                "policies": ["default"],
+                "boost": 300,
+                "per_tenant": 4,
+                "window": 64,
+                "count": 1,
+            },
         )
         plan = cursor.fetchone()[0][0]
     text = str(plan)
@@ -134,3 +142,50 @@ def test_a_burst_of_concurrent_claimers_all_get_distinct_jobs():
         t.join()
     assert None not in claimed  # more claimers than fair candidates: nobody comes back empty
     assert len({c.job_id for c in claimed}) == 24
+
+
+def _claim_batch_rolled_back(count: int) -> list:
+    from django.db import transaction
+
+    from extraction.execution.lifecycle import claim_next_jobs
+
+    with transaction.atomic():
+        claims = claim_next_jobs(worker_id="w", count=count)
+        transaction.set_rollback(True)
+    return claims
+
+
+def test_a_batch_claim_takes_the_jobs_single_claims_would_take_in_turn(settings):
+    """Weighted tenants, an idle one, interactive and batch work, a capped tenant: one claim of
+    twelve takes the twelve jobs, in the order, that twelve claims one after another take."""
+    settings.INTERACTIVE_PRIORITY_BOOST_SECONDS = 300
+    heavy, light, idle = make_tenant("heavy", weight=3), make_tenant("light"), make_tenant("idle")
+    capped = make_tenant("capped", max_in_flight=2)
+    now = timezone.now()
+    make_ready_jobs(heavy, 10, available_at=now - timedelta(minutes=30), step=timedelta(seconds=1))
+    make_ready_jobs(light, 6, available_at=now - timedelta(minutes=40), step=timedelta(seconds=7))
+    make_ready_jobs(light, 3, priority="interactive", available_at=now - timedelta(minutes=2))
+    make_ready_jobs(idle, 1, available_at=now - timedelta(seconds=5))
+    make_ready_jobs(capped, 5, available_at=now - timedelta(hours=1))
+
+    batch = _claim_batch_rolled_back(12)
+    one_by_one = [claim_next_job(worker_id="w") for _ in range(12)]
+
+    assert [c.job_id for c in batch] == [c.job_id for c in one_by_one]
+    assert [c.tenant_id for c in batch].count(capped.pk) == 2
+
+
+def test_a_batch_claim_keeps_each_tenants_cap_per_job():
+    capped = make_tenant("capped", max_in_flight=3)
+    make_ready_jobs(capped, 8)
+    assert claim_next_job(worker_id="w") is not None  # one running already
+    claims = _claim_batch_rolled_back(8)
+    assert [c.tenant_id for c in claims] == [capped.pk, capped.pk]
+
+
+def test_a_batch_claim_says_whether_a_job_was_left_over():
+    tenant = make_tenant("three")
+    make_ready_jobs(tenant, 3)
+    assert {c.more_eligible for c in _claim_batch_rolled_back(2)} == {True}
+    assert {c.more_eligible for c in _claim_batch_rolled_back(3)} == {False}
+    assert len(_claim_batch_rolled_back(5)) == 3

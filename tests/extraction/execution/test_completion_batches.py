@@ -18,7 +18,8 @@ from django.utils import timezone
 from accounts.models import TenantUsage
 from config.db import database_conninfo
 from extraction.execution import completions, lifecycle
-from extraction.execution.completions import CompletionBatcher, _Pending, write_batch
+from extraction.execution.completions import write_batch
+from extraction.execution.group_commit import GroupCommit, Pending
 from extraction.execution.lifecycle import AttemptReport, Claim, Completion
 from extraction.models import Attempt, ExtractionJob, ExtractionResult, JobEvent, OutboxEvent
 from tests.factories import make_tenant_context, submit
@@ -105,7 +106,7 @@ def test_completions_that_queue_while_a_batch_is_written_go_out_together(tenant,
     """The first slot writes its own completion at once; the nine that arrive meanwhile wait and
     are written in one statement by one of them."""
     claims = _running(tenant, 10)
-    batcher = CompletionBatcher(max_batch=64)
+    batcher = GroupCommit(write_batch, max_batch=64)
     sizes: list[int] = []
     write = lifecycle.complete_jobs
 
@@ -121,7 +122,7 @@ def test_completions_that_queue_while_a_batch_is_written_go_out_together(tenant,
     verdicts: dict[uuid.UUID, bool] = {}
 
     def slot(claim: Claim) -> None:
-        verdicts[claim.job_id] = batcher.complete(_done(claim))
+        verdicts[claim.job_id] = batcher.submit(_done(claim))
         connection.close()
 
     first = threading.Thread(target=slot, args=(claims[0],))
@@ -141,11 +142,11 @@ def test_completions_that_queue_while_a_batch_is_written_go_out_together(tenant,
 
 def test_a_row_the_database_refuses_fails_only_its_own_slot(tenant):
     good, bad, other = _running(tenant, 3)
-    batch = [_Pending(_done(good)), _Pending(_done(bad, policy_version="v" * 40)), _Pending(_done(other))]
+    batch = [Pending(_done(good)), Pending(_done(bad, policy_version="v" * 40)), Pending(_done(other))]
 
     write_batch(batch)
 
-    assert [(p.settled, p.won) for p in batch] == [(True, True), (True, False), (True, True)]
+    assert [(p.settled, p.answer) for p in batch] == [(True, True), (True, None), (True, True)]
     assert isinstance(batch[1].error, DataError)  # policy_version is varchar(32)
     assert (batch[0].error, batch[2].error) == (None, None)
     states = dict(ExtractionJob.objects.filter(tenant=tenant.tenant).values_list("id", "state"))
@@ -171,7 +172,7 @@ def _backends_waiting_for_a_lock(count: int, timeout: float = 10.0) -> list[int]
 def test_a_batch_whose_connection_dies_is_written_again(tenant, caplog):
     claims = _running(tenant, 3)
     first = min(claims, key=lambda c: c.job_id)
-    batch = [_Pending(_done(c)) for c in claims]
+    batch = [Pending(_done(c)) for c in claims]
     with psycopg.connect(database_conninfo(), autocommit=False) as blocker:
         blocker.execute("SELECT 1 FROM extraction_jobs WHERE id = %s FOR UPDATE", [first.job_id])
         writer = threading.Thread(target=lambda: (write_batch(batch), connection.close()))
@@ -182,7 +183,7 @@ def test_a_batch_whose_connection_dies_is_written_again(tenant, caplog):
         blocker.rollback()
     writer.join(timeout=30)
 
-    assert [(p.won, p.error) for p in batch] == [(True, None)] * 3
+    assert [(p.answer, p.error) for p in batch] == [(True, None)] * 3
     assert "a batch of completions failed: retrying it" in caplog.text
     assert ExtractionJob.objects.filter(tenant=tenant.tenant, state="SUCCEEDED").count() == 3
 
