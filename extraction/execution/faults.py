@@ -8,6 +8,8 @@ gets to clean up. Empty (the default) outside the fault tests. The points:
   recorded yet;
 - ``completions_before_write`` (``completions.write_batch``): the model answered and the
   validation judged; the completion waits in the process's batcher, not written yet;
+- ``take_ins_before_write`` (``take_ins.take_in_batch``): the ingress holds a batch of requested
+  messages, none written or acked;
 - ``ingress_after_commit`` (``tasks.ingest_requested``): the inbox row and READY are committed,
   the message is not acked yet;
 - ``relay_after_confirm`` (``OutboxRelay.relay_once``): the broker confirmed the batch, the rows

@@ -13,6 +13,7 @@ import threading
 from django.conf import settings
 
 from extraction.execution import lifecycle
+from extraction.execution.faults import fault_point
 from extraction.execution.group_commit import GroupCommit, Pending, settle_splitting
 from extraction.execution.lifecycle import Arrival
 from extraction.execution.outcomes import TakeIn
@@ -21,6 +22,7 @@ logger = logging.getLogger("extraction.ingress")
 
 
 def take_in_batch(batch: list[Pending[Arrival, TakeIn]]) -> None:
+    fault_point("take_ins_before_write")
     settle_splitting(batch, lifecycle.take_in_requested_events, logger=logger, what="requested messages")
 
 

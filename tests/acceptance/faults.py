@@ -85,6 +85,10 @@ FAULTS = (
         "ingress_killed_after_commit_before_ack", "the ingress worker SIGKILLs itself after its commit, before the ack"
     ),
     Fault(
+        "ingress_killed_with_a_take_in_batch_open",
+        "the ingress worker SIGKILLs itself as it is about to write the messages it holds (none written or acked)",
+    ),
+    Fault(
         "relay_killed_between_confirm_and_update",
         "the relay SIGKILLs itself after the broker's confirm, before marking the rows",
     ),
@@ -103,6 +107,7 @@ KILLS = {
     "llm_worker_killed_after_provider_response": ("worker", "after_provider_response"),
     "llm_worker_killed_with_completions_batched": ("worker", "completions_before_write"),
     "ingress_killed_after_commit_before_ack": ("ingress", "ingress_after_commit"),
+    "ingress_killed_with_a_take_in_batch_open": ("ingress", "take_ins_before_write"),
     "relay_killed_between_confirm_and_update": ("relay", "relay_after_confirm"),
 }
 
@@ -428,6 +433,15 @@ def kill_at_fault_point(run: Run, inj: Injection, *, name: str, point: str) -> N
         inj.observed["jobs_committed_unacked"] = len(taken)
         quarantined_before = run.one("SELECT count(*) FROM quarantined_messages")
         affected = lambda: _all_terminal_at(run, taken)  # noqa: E731
+    elif point == "take_ins_before_write":
+        untaken = [
+            row[0]
+            for row in run.query(
+                "SELECT id FROM extraction_jobs WHERE tenant_id = %s AND state = 'ACCEPTED'", [run.tenant_id]
+            )
+        ]
+        inj.observed["jobs_accepted_not_taken_in_at_death"] = len(untaken)
+        affected = lambda: _all_terminal_at(run, untaken)  # noqa: E731
     else:
         claimed = [
             row[0]

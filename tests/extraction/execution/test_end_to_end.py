@@ -64,6 +64,24 @@ def test_relay_killed_after_confirm_resends_and_inbox_keeps_one_row(processes, t
     assert ExtractionResult.objects.filter(job_id=job_id).count() == 1
 
 
+def test_ingress_killed_with_a_take_in_batch_open_loses_no_message(processes, tenant, broker):
+    """The ingress SIGKILLs itself as it is about to write the requested messages it holds:
+    nothing is written, nothing acked, so the broker hands every one to the next ingress."""
+    processes.relay()
+    processes.celery("ingress-dies", "ingress", FAULT_INJECTION="take_ins_before_write")
+    jobs = [submit(tenant) for _ in range(3)]
+    assert processes.wait_exit("ingress-dies", timeout=30) != 0
+    assert not ExecutionInbox.objects.filter(job_id__in=jobs).exists()
+    assert set(ExtractionJob.objects.filter(pk__in=jobs).values_list("state", flat=True)) == {"ACCEPTED"}
+    wait_for(lambda: queue_depth(broker, "ingress") == 3, message="the unacked messages back in the queue")
+
+    processes.celery("workers", "ingress,llm")
+    processes.scheduler()
+    wait_for(lambda: all_terminal(jobs), timeout=60, message=processes.logs)
+    assert ExecutionInbox.objects.filter(job_id__in=jobs).count() == 3
+    assert set(ExtractionJob.objects.filter(pk__in=jobs).values_list("state", flat=True)) == {"SUCCEEDED"}
+
+
 def test_ingress_killed_after_commit_before_ack_is_a_harmless_redelivery(processes, tenant, broker):
     processes.relay()
     processes.celery("ingress-dies", "ingress", FAULT_INJECTION="ingress_after_commit")
