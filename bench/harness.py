@@ -196,7 +196,9 @@ def own_database(default: str) -> str:
 
 
 def admin_dsn(dbname: str = "postgres", *, app: str = "bench-monitor") -> str:
-    return f"host=127.0.0.1 port=5432 user=postgres dbname={dbname} application_name={app}"
+    # BENCH_POSTGRES_PORT: a bench-owned server (bench/statement_stats.py), never the machine's reconfigured.
+    port = os.environ.get("BENCH_POSTGRES_PORT", "5432")
+    return f"host=127.0.0.1 port={port} user=postgres dbname={dbname} application_name={app}"
 
 
 def create_database(name: str) -> None:

@@ -33,7 +33,9 @@ WITH arrived AS (
     UPDATE extraction_jobs AS j
        SET state = job_state_ready(), state_version = j.state_version + 1, updated_at = now()
       FROM inbox
-     WHERE j.id = inbox.job_id AND j.state = job_state_accepted()
+     -- id = ANY(jobs): found by key in every plan (joined to ``inbox`` alone, a generic plan could
+     -- walk a partial index of every pending job).
+     WHERE j.id = ANY(%(jobs)s::uuid[]) AND j.id = inbox.job_id AND j.state = job_state_accepted()
     RETURNING j.id, j.tenant_id, j.state_version, inbox.event_id
 )
 , recorded AS (
@@ -237,7 +239,10 @@ WITH done AS (
        SET state = done.to_state, state_version = j.state_version + 1, updated_at = now(),
            lease_owner = '', lease_until = NULL, error_class = '', error_detail = ''
       FROM done
-     WHERE j.id = done.job AND j.state = job_state_running() AND j.fence = done.fence AND j.lease_until > now()
+     -- id = ANY(jobs): the rows are found by their key in every plan; joined to ``done`` alone, a
+     -- generic plan walked every RUNNING job (job_running_tenant_idx) for each batch.
+     WHERE j.id = ANY(%(jobs)s::uuid[]) AND j.id = done.job
+       AND j.state = job_state_running() AND j.fence = done.fence AND j.lease_until > now()
     RETURNING j.id, j.tenant_id, j.state_version, j.byte_size, j.estimated_tokens, j.created_at
 )
 , ended AS (
