@@ -121,7 +121,7 @@ WITH running AS (
 -- LATERAL keeps that a lookup by key in every plan; a plain join lets a generic plan read every
 -- runnable job, a cost that grows with the backlog.
 , fair AS (
-    SELECT j.id, j.prior_state, false AS fallback
+    SELECT j.id, j.prior_state, false AS fallback, c.share, c.effective_at
       FROM (SELECT id, share, effective_at FROM candidates ORDER BY share, effective_at LIMIT %(window)s) AS c
       CROSS JOIN LATERAL (
           SELECT j.id, j.state AS prior_state
@@ -139,10 +139,10 @@ WITH running AS (
 -- stops at the first unlocked job (a join gets misestimated into sorting every runnable job);
 -- its bound: the older runnable jobs of tenants at their cap.
 , next AS (
-    SELECT id, prior_state, fallback FROM fair
+    SELECT id, prior_state, fallback, share, effective_at FROM fair
     UNION ALL
-    (SELECT id, prior_state, true AS fallback FROM (
-        SELECT j.id, j.state AS prior_state
+    (SELECT id, prior_state, true AS fallback, 0.0::float8 AS share, available_at AS effective_at FROM (
+        SELECT j.id, j.state AS prior_state, j.available_at
           FROM extraction_jobs j
          WHERE NOT EXISTS (SELECT FROM fair) AND EXISTS (SELECT FROM candidates)
            AND j.state IN (job_state_ready(), job_state_retry_scheduled()) AND j.available_at <= now()
@@ -160,7 +160,8 @@ WITH running AS (
       FROM next
      WHERE j.id = next.id
     RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, next.fallback
+              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, next.fallback,
+              next.share, next.effective_at
 )
 , recorded AS (
     SELECT extraction_append_job_event(id, tenant_id, state_version, prior_state, job_state_running(), 'claimed',
@@ -175,12 +176,13 @@ WITH running AS (
 )
 -- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
 -- than the rest of reading the row. more_eligible: a candidate was left over (or the fallback
--- took this one).
+-- took this one). In the fair order, as single claims would have taken them.
 SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
        taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
        taken.fallback OR (SELECT count(*) FROM candidates) > (SELECT count(*) FROM taken)
   FROM taken
  WHERE (SELECT count(*) FROM recorded) >= 0
+ ORDER BY taken.share, taken.effective_at
 
 
 -- name: extend_leases
