@@ -360,59 +360,39 @@ def complete_jobs(completions: Sequence[Completion]) -> list[bool]:
     once the transaction has committed."""
     if not completions:
         return []
-    params: dict[str, list[Any]] = {
-        "jobs": [],
-        "fences": [],
-        "attempts": [],
-        "to_states": [],
-        "reasons": [],
-        "details": [],
-        "outcomes": [],
-        "providers": [],
-        "models": [],
-        "request_ids": [],
-        "input_tokens": [],
-        "output_tokens": [],
-        "latencies_ms": [],
-        "http_statuses": [],
-        "retry_afters": [],
-        "errors": [],
-        "outputs": [],
-        "validations": [],
-        "policy_versions": [],
-        "prices": [],
-        "event_ids": [],
-        "event_types": [],
-    }
+    rows = []
     for done in completions:
-        claim, report = done.claim, done.report
+        claim = done.claim
+        attempt = _attempt_params(done.report)
         detail = {"attempt": claim.attempt, "fence": claim.fence, "policy_version": done.policy_version}
-        row = {
-            "jobs": claim.job_id,
-            "fences": claim.fence,
-            "attempts": claim.attempt,
-            "to_states": done.to_state.value,
-            "reasons": "review_required" if done.review_required else "succeeded",
-            "details": json.dumps(detail),
-            "outcomes": report.outcome,
-            "providers": report.provider,
-            "models": report.model[:128],
-            "request_ids": report.provider_request_id[:128],
-            "input_tokens": report.input_tokens,
-            "output_tokens": report.output_tokens,
-            "latencies_ms": report.latency_ms,
-            "http_statuses": report.http_status,
-            "retry_afters": report.retry_after_seconds,
-            "errors": report.error_detail[:2000],
-            "outputs": json.dumps(done.output),
-            "validations": json.dumps(done.validation),
-            "policy_versions": done.policy_version,
-            "prices": _price_micros(claim.model_policy),
-            "event_ids": uuid.uuid4(),
-            "event_types": EventType.REVIEW_REQUIRED if done.review_required else EventType.COMPLETED,
-        }
-        for name, value in row.items():
-            params[name].append(value)
+        rows.append(
+            {
+                "jobs": claim.job_id,
+                "fences": claim.fence,
+                "attempts": claim.attempt,
+                "to_states": done.to_state.value,
+                "reasons": "review_required" if done.review_required else "succeeded",
+                "details": json.dumps(detail),
+                "outcomes": attempt["outcome"],
+                "providers": attempt["provider"],
+                "models": attempt["model"],
+                "request_ids": attempt["request_id"],
+                "input_tokens": attempt["input_tokens"],
+                "output_tokens": attempt["output_tokens"],
+                "latencies_ms": attempt["latency_ms"],
+                "http_statuses": attempt["http_status"],
+                "retry_afters": attempt["retry_after"],
+                "errors": attempt["error"],
+                "outputs": json.dumps(done.output),
+                "validations": json.dumps(done.validation),
+                "policy_versions": done.policy_version,
+                "prices": _price_micros(claim.model_policy),
+                "event_ids": uuid.uuid4(),
+                "event_types": EventType.REVIEW_REQUIRED if done.review_required else EventType.COMPLETED,
+            }
+        )
+    # The statement takes one array per column.
+    params = {name: [row[name] for row in rows] for name in rows[0]}
     # One job: one autocommit statement. More: a transaction, the rows locked in order first.
     batch = transaction.atomic() if len(completions) > 1 else contextlib.nullcontext()
     with batch, prepared_cursor() as cursor:
