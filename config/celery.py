@@ -24,6 +24,9 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # Task modules live in the apps' sub-packages, not in a top-level tasks.py per app.
 app.autodiscover_tasks(["extraction.execution", "delivery"])
 
+# An llm worker's dispatcher (WORKER_WAKE_UPS=notify): claims for its slots, woken by PostgreSQL.
+app.steps["worker"].add("extraction.execution.dispatcher:DispatcherStep")
+
 # The Procfile's process each queue's worker is (the service name of its spans).
 ROLE_OF_QUEUE = {"ingress": "ingress", "llm": "worker", "delivery": "delivery"}
 

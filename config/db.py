@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Self
 
 import psycopg
+import psycopg.sql
 from django.db import connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.abc import Params, Query
@@ -94,3 +96,49 @@ def database_now() -> datetime:
     with connection.cursor() as cursor:
         cursor.execute("SELECT now()")
         return cursor.fetchone()[0]
+
+
+class Notifications:
+    """``LISTEN channel`` on a dedicated autocommit connection, for a loop that also polls.
+
+    Only a hint: a notification sent while the connection was down is lost, so a (re)connection
+    counts as one (whatever became ready meanwhile is looked at now), and the caller still polls.
+    Not thread-safe: one waiting thread."""
+
+    def __init__(self, channel: str, *, application_name: str) -> None:
+        self._listen = psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel))
+        self._application_name = application_name
+        self._conn: psycopg.Connection | None = None
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for a notification; True if one came (or the connection is new).
+        Every notification already received is consumed with it: one look serves them all. A
+        lost database: False after up to ``timeout`` (at most a second) of backing off."""
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg.connect(
+                    database_conninfo(application_name=self._application_name), autocommit=True
+                )
+                self._conn.execute(self._listen)
+                return True
+            first = self._conn.notifies(timeout=timeout, stop_after=1)
+            try:
+                woke = next(first, None) is not None
+            finally:
+                first.close()  # it holds the connection's lock until closed
+            if woke:
+                for _ in self._conn.notifies(timeout=0):
+                    pass
+            return woke
+        except psycopg.Error:
+            self.close()
+            time.sleep(min(timeout, 1.0))
+            return False
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass

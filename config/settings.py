@@ -612,6 +612,16 @@ WORKER_COMPLETION_BATCH = env_int("WORKER_COMPLETION_BATCH", 64)
 # The most jobs an llm-worker process claims in one statement for slots claiming at once
 # (execution.claims); 1 claims for each alone.
 WORKER_CLAIM_BATCH = env_int("WORKER_CLAIM_BATCH", 64)
+# How a runnable job reaches an llm worker. notify: the dispatcher of each llm-worker process
+# claims for its free slots, woken by PostgreSQL's NOTIFY on runnable_jobs (sent in the take-in's
+# transaction) and polling (execution.dispatcher). broker: a wake-up message per job on the llm
+# queue, run by one of Celery's slots. The ingress, scheduler and llm workers must agree.
+WORKER_WAKE_UPS = env("WORKER_WAKE_UPS", "notify")
+if WORKER_WAKE_UPS not in ("notify", "broker"):
+    raise ImproperlyConfigured(f"WORKER_WAKE_UPS must be notify or broker, not {WORKER_WAKE_UPS!r}")
+# The dispatcher looks for work at least this often (retries coming due, jobs reaped or handed
+# back, a notification lost while its LISTEN connection was down).
+WORKER_DISPATCH_POLL_SECONDS = env_float("WORKER_DISPATCH_POLL_SECONDS", 1.0)
 # The most requested messages an ingress process takes in with one statement (execution.take_ins):
 # what arrived while the previous batch was written.
 INGRESS_TAKE_IN_BATCH = env_int("INGRESS_TAKE_IN_BATCH", 64)

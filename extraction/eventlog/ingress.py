@@ -14,7 +14,7 @@ from extraction.execution import take_ins
 from extraction.execution.faults import fault_point
 from extraction.execution.lifecycle import Arrival
 from extraction.execution.outcomes import TakeIn
-from extraction.execution.tasks import wake_workers
+from extraction.execution.tasks import wake_for_taken_in
 
 logger = logging.getLogger("extraction.ingress")
 
@@ -33,5 +33,5 @@ def take_in_record(record: EventRecord) -> TakeIn:
     if outcome == TakeIn.UNKNOWN_JOB:
         raise Poison("no such job")
     if outcome == TakeIn.TAKEN_IN:
-        wake_workers(1, job_id=payload["job_id"])
+        wake_for_taken_in(payload["job_id"])
     return outcome

@@ -248,6 +248,12 @@ def take_in_requested_event(
     return take_in_requested_events([Arrival(event_id, payload, source)])[0]
 
 
+def notify_runnable_jobs() -> None:
+    """Wake the dispatchers (``notify_runnable_jobs``): jobs became runnable."""
+    with connection.cursor() as cursor:
+        cursor.execute(SQL["notify_runnable_jobs"])
+
+
 # --- execution (EXE-1..3) --------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@
 -- moved = whether the job was still ACCEPTED; the others were in the inbox already (the same
 -- event id in one batch twice: the first is written) or name no job, and are sorted apart. A
 -- Kafka record brings its coordinates (topic, partition, offset); a RabbitMQ message has none.
+-- A job made READY wakes the dispatchers (``runnable``).
 WITH arrived AS (
     SELECT *
       FROM unnest(%(events)s::uuid[], %(digests)s::text[], %(jobs)s::uuid[], %(topics)s::text[],
@@ -43,9 +44,20 @@ WITH arrived AS (
                                        'taken_in', jsonb_build_object('event_id', event_id::text))
       FROM moved
 )
+-- The llm workers' dispatchers LISTEN on runnable_jobs (extraction.execution.dispatcher): one
+-- notification, delivered at COMMIT, however many jobs became runnable.
+, runnable AS (
+    SELECT pg_notify('runnable_jobs', '') FROM moved LIMIT 1
+)
 SELECT inbox.event_id, moved.id IS NOT NULL
   FROM inbox LEFT JOIN moved ON moved.event_id = inbox.event_id
- WHERE (SELECT count(*) FROM recorded) >= 0
+ WHERE (SELECT count(*) FROM recorded) >= 0 AND (SELECT count(*) FROM runnable) >= 0
+
+
+-- name: notify_runnable_jobs
+-- Jobs became runnable outside a take-in (the scheduler, an operator's rerun): the dispatchers
+-- claim for their free slots. Inside a transaction, delivered at its COMMIT.
+SELECT pg_notify('runnable_jobs', '')
 
 
 -- name: stored_inbox_digests

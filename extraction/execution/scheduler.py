@@ -47,14 +47,19 @@ def free_model_capacity() -> int:
 
 
 def wake_for_eligible_jobs(broker: Connection) -> int:
-    """Publish wake-ups so that the waiting wake messages cover the eligible jobs, as far as
-    the pools have room for them (bounded per sweep)."""
+    """Wake the llm workers for the eligible jobs, as far as the pools have room for them: a
+    notification to the dispatchers, or wake-up messages that, with those already queued,
+    cover the jobs (bounded per sweep)."""
     from extraction.execution.tasks import wake_workers
 
     eligible = lifecycle.count_eligible_jobs(cap=settings.SCHEDULER_WAKE_CAP)
     if eligible == 0:
         return 0
-    missing = min(eligible, free_model_capacity()) - queue_depth(broker, LLM)
+    room = min(eligible, free_model_capacity())
+    if settings.WORKER_WAKE_UPS == "notify":
+        # One notification: every dispatcher claims for its free slots.
+        return wake_workers(room)
+    missing = room - queue_depth(broker, LLM)
     return wake_workers(min(missing, settings.SCHEDULER_WAKE_CAP)) if missing > 0 else 0
 
 

@@ -45,17 +45,36 @@ def ingest_requested(self: Task, event: dict) -> TakeIn:
     if outcome == TakeIn.UNKNOWN_JOB:
         raise reject_to_dead_letters(logger, "no such job", event)
     if outcome == TakeIn.TAKEN_IN:
-        wake_workers(1, job_id=payload["job_id"])
+        wake_for_taken_in(payload["job_id"])
     return outcome
 
 
-def wake_workers(count: int, *, job_id: str | None = None) -> int:
-    """Publish ``count`` wake-ups to the llm queue. Hints only: a failure is logged, never
-    raised, because the scheduler re-wakes from PostgreSQL.
+def wake_for_taken_in(job_id: str) -> None:
+    """A job just taken in. WORKER_WAKE_UPS=broker: its wake-up message. notify: nothing more,
+    the take-in's own transaction notified the dispatchers."""
+    if settings.WORKER_WAKE_UPS == "broker":
+        wake_workers(1, job_id=job_id)
 
-    ``job_id``: the job this wake-up was sent for (the ingress names it; the scheduler's
-    sweep does not), so a worker can drop it when one of its own slots already ran that job
-    (``worker.run_slot``)."""
+
+def wake_workers(count: int, *, job_id: str | None = None) -> int:
+    """Wake the llm workers for ``count`` runnable jobs; returns the wake-ups sent. Hints only: a
+    failure is logged, never raised, because the scheduler re-wakes from PostgreSQL (and the
+    dispatchers poll).
+
+    WORKER_WAKE_UPS=notify: one NOTIFY on runnable_jobs (each dispatcher claims for all its
+    free slots), in the caller's transaction if one is open. broker: ``count`` wake-up messages
+    on the llm queue; ``job_id`` names the job one was sent for (the ingress names it; the
+    scheduler's sweep does not), so a worker can drop it when one of its own slots already ran
+    that job (``worker.run_slot``)."""
+    if count <= 0:
+        return 0
+    if settings.WORKER_WAKE_UPS == "notify":
+        try:
+            lifecycle.notify_runnable_jobs()
+        except DatabaseError as exc:
+            runtime.DATABASE.failed(exc, consequence="the dispatchers find the jobs at their next poll")
+            return 0
+        return count
     kwargs = {"job_id": str(job_id)} if job_id is not None else {}
     kwargsrepr = f"job {job_id}" if job_id is not None else "{}"
     sent = 0

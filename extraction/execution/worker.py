@@ -80,22 +80,31 @@ def run_slot(
             break
         claimed_again = ran > 0
         ran += 1
-        try:
-            with _attempt_span(claim) as span:
-                outcome = execute_attempt(claim, rt)
-                span.set_attribute("extraction.attempt.result", outcome)
-        except Exception as exc:  # noqa: BLE001 - a bug in one attempt must not kill the slot
-            DATABASE.failed(
-                exc,
-                consequence="an attempt could not be recorded; its lease expires and the reaper retries",
-                extra=claim.log_extra(),
-            )
+        outcome = run_claimed(claim, rt)
+        if outcome is None:
             continue
         if claimed_again and outcome == AttemptResult.COMPLETED:
             rt.served_without_wake_up(claim.job_id)
         if outcome == AttemptResult.DEFERRED or not claim.more_eligible:
             break
     return ran
+
+
+def run_claimed(claim: Claim, rt: WorkerRuntime) -> AttemptResult | None:
+    """Run a claimed job's attempt in its span; None if it crashed (logged: the lease expires
+    and the reaper retries), so a bug in one attempt never kills the slot that ran it."""
+    try:
+        with _attempt_span(claim) as span:
+            outcome = execute_attempt(claim, rt)
+            span.set_attribute("extraction.attempt.result", outcome)
+            return outcome
+    except Exception as exc:  # noqa: BLE001 - a bug in one attempt must not kill the slot
+        DATABASE.failed(
+            exc,
+            consequence="an attempt could not be recorded; its lease expires and the reaper retries",
+            extra=claim.log_extra(),
+        )
+        return None
 
 
 def _job_id(value: str) -> uuid.UUID | None:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import psycopg
 from amqp.basic_message import Message as AmqpMessage
 from django.conf import settings
 from django.db import connection
@@ -29,7 +28,7 @@ from opentelemetry.trace import SpanKind
 from config import probes, tracing
 from config.broker import broker_connection, connect_to_a_node
 from config.celery import app as celery_app
-from config.db import database_conninfo, prepared_cursor
+from config.db import Notifications, prepared_cursor
 from config.outages import Outage
 from config.sql import load_statements
 from config.topology import declare_topology
@@ -276,44 +275,6 @@ class OutboxRelay(ConfirmedRows):
         return len(published)
 
 
-class OutboxWakeups:
-    """LISTEN for the outbox trigger's NOTIFY on a dedicated autocommit connection.
-
-    Only a hint: notifications can be missed (reconnects), so the relay also polls."""
-
-    def __init__(self) -> None:
-        self._conn: psycopg.Connection | None = None
-
-    def _connect(self) -> psycopg.Connection:
-        conn = psycopg.connect(database_conninfo(application_name="relay-listen"), autocommit=True)
-        conn.execute(SQL["listen_outbox_events"])
-        return conn
-
-    def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` for a NOTIFY; True if one came. Every notification already
-        received is consumed with it: one claim serves them all."""
-        try:
-            if self._conn is None or self._conn.closed:
-                self._conn = self._connect()
-            first = self._conn.notifies(timeout=timeout, stop_after=1)
-            try:
-                woke = next(first, None) is not None
-            finally:
-                first.close()  # it holds the connection's lock until closed
-            if woke:
-                for _ in self._conn.notifies(timeout=0):
-                    pass
-            return woke
-        except psycopg.Error:
-            self._conn = None
-            time.sleep(min(timeout, 1.0))
-            return False
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-
-
 class Relay(Protocol):
     """What run_relay drives: this module's RabbitMQ relay or the Kafka one (kafka_relay.py)."""
 
@@ -339,7 +300,8 @@ def run_relay(
 ) -> None:
     """The relay loop: drain while batches come back full; otherwise wait for a NOTIFY or the poll."""
     relay = relay if relay is not None else OutboxRelay()
-    wakeups = OutboxWakeups()
+    # The outbox trigger's NOTIFY (migration 0003).
+    wakeups = Notifications("outbox_events", application_name="relay-listen")
     dependencies = Outage(logger, "PostgreSQL or the broker (outbox relay)")
     last_lag_log = 0.0
     try:

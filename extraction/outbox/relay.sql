@@ -43,6 +43,3 @@ UPDATE outbox_events SET claimed_until = now() + make_interval(secs => %(retry_i
 -- Age of the oldest unpublished row (outbox_unpublished_idx): the relay's health in one number.
 SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0) FROM outbox_events WHERE published_at IS NULL
 
-
--- name: listen_outbox_events
-LISTEN outbox_events

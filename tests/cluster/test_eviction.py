@@ -6,7 +6,7 @@ On SIGTERM the worker stops claiming, gives running calls until its grace is nea
 the attempt recorded ``interrupted`` and not counted against the job's budget; it exits within
 the grace. A SIGKILL can hand nothing back: the lease expires and the reaper retries, and the
 wake-up the worker held returns to the queue, which RabbitMQ 3.10 counts towards the quorum
-queue's delivery limit.
+queue's delivery limit (with WORKER_WAKE_UPS=broker).
 """
 
 from __future__ import annotations
@@ -100,7 +100,9 @@ def test_a_worker_killed_after_its_grace_costs_an_attempt_and_its_wake_up_is_re_
     """SIGTERM, then SIGKILL before the grace is out (the orchestrator's period was shorter than
     the worker's): the lease expires and the reaper retries. Each kill returns the wake-up the
     worker held; past the quorum queue's delivery limit RabbitMQ dead-letters it although it
-    never failed, and the scheduler wakes the workers again from PostgreSQL."""
+    never failed, and the scheduler wakes the workers again from PostgreSQL. This is the broker
+    mode's trap (WORKER_WAKE_UPS=broker): a notify-mode worker holds no message to return."""
+    processes.env["WORKER_WAKE_UPS"] = settings.WORKER_WAKE_UPS = "broker"
     settings.JOB_MAX_ATTEMPTS = DELIVERY_LIMIT + 5  # every SIGKILL mid-call costs an attempt
     job_id = _a_slow_job_ready(processes, tenant, sim)
     killed_clocks = {**LONG_CLOCKS, "LEASE_SECONDS": "4", "WORKER_SHUTDOWN_GRACE_SECONDS": "30"}

@@ -151,17 +151,18 @@ def test_scheduler_on_a_broker_nobody_declared_yet_declares_the_queues(transacti
         subprocess.run(["rabbitmqctl", "delete_vhost", name], capture_output=True, check=False)
 
 
-def test_a_wake_up_alone_makes_an_llm_worker_run_a_ready_job(processes, tenant, broker):
-    """The wake-up message is built by Celery and published by us (not apply_async): a real
-    worker must take it as its run_slot task. No relay, ingress or scheduler runs here, so
-    nothing but this one message can make the worker claim the job."""
+def test_a_wake_up_alone_makes_an_llm_worker_run_a_ready_job(processes, tenant, broker, settings):
+    """WORKER_WAKE_UPS=broker: the wake-up message is built by Celery and published by us (not
+    apply_async): a real worker must take it as its run_slot task. No relay, ingress or
+    scheduler runs here, so nothing but this one message can make the worker claim the job."""
     from extraction.execution import lifecycle
     from extraction.execution.tasks import _drop_wake_producer, wake_workers
 
+    settings.WORKER_WAKE_UPS = "broker"
     job_id = submit(tenant)
     requested = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
     assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
-    processes.celery("llm-only", "llm")
+    processes.celery("llm-only", "llm", WORKER_WAKE_UPS="broker")
     _drop_wake_producer()  # a producer of an earlier test may point at another broker URL
     assert wake_workers(1, job_id=job_id) == 1  # as the ingress sends it: naming its job
     wait_for(lambda: all_terminal([job_id]), timeout=60)
