@@ -58,6 +58,59 @@ class Unroutable(Exception):
     pass
 
 
+class NotConfirmed(Exception):
+    """The broker nacked a message, or its confirm did not come in time: it may or may not have
+    been routed, so the row is published again (consumers dedupe by event id)."""
+
+
+class PublisherConfirms:
+    """Confirm mode on one channel (``confirm.select``), the broker's acks and nacks matched by
+    delivery tag to what was sent: a batch is published whole and its confirms are awaited
+    together, instead of one round trip per message (py-amqp's ``confirm_publish``).
+
+    Delivery tags count the channel's publishes from 1; an ack or nack with ``multiple`` settles
+    every tag up to its own. A basic.return comes before its message's ack (RabbitMQ's order), so
+    by the time every confirm is in, every return is too."""
+
+    def __init__(self, channel: Any) -> None:
+        channel.confirm_select()
+        channel.events["basic_ack"].add(self._acked)
+        channel.events["basic_nack"].add(self._nacked)
+        self._last_tag = 0
+        self._pending: set[int] = set()
+        self.nacked: set[int] = set()
+
+    def sent(self) -> int:
+        """Count a publish on the channel; its delivery tag."""
+        self._last_tag += 1
+        self._pending.add(self._last_tag)
+        return self._last_tag
+
+    def wait(self, connection: Connection, *, timeout: float) -> None:
+        """Read from the broker until every message sent is acked or nacked; NotConfirmed if
+        ``timeout`` passes first."""
+        deadline = time.monotonic() + timeout
+        while self._pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise NotConfirmed(f"{len(self._pending)} confirms did not come within {timeout} s")
+            try:
+                connection.drain_events(timeout=remaining)
+            except TimeoutError:
+                continue  # the loop's deadline decides
+
+    def _settle(self, delivery_tag: int, multiple: bool) -> set[int]:
+        settled = {tag for tag in self._pending if tag <= delivery_tag} if multiple else {delivery_tag} & self._pending
+        self._pending -= settled
+        return settled
+
+    def _acked(self, delivery_tag: int, multiple: bool) -> None:
+        self._settle(delivery_tag, multiple)
+
+    def _nacked(self, delivery_tag: int, multiple: bool) -> None:
+        self.nacked |= self._settle(delivery_tag, multiple)
+
+
 def publish_span(row: OutboxRow, *, system: str, destinations: Sequence[str]) -> AbstractContextManager[Any]:
     """One producer span per row, a child of the row's trace context (the job's), whose context
     rides in every message's headers: the consumer's span becomes its child."""
@@ -155,23 +208,28 @@ class OutboxRelay(ConfirmedRows):
         self._connection: Connection | None = None
         self._producer: Producer | None = None
         self._returned: set[str] = set()
+        self._confirms: PublisherConfirms | None = None
         self._confirmed = []
 
     # -- broker -----------------------------------------------------------------------------
     def _ensure_producer(self) -> Producer:
         if self._producer is None:
-            conn = broker_connection(self.broker_url, transport_options={"confirm_publish": True}, connect_timeout=5)
+            # Not confirm_publish: py-amqp would then wait for each message's confirm before the
+            # next is sent. The channel is put in confirm mode here instead (PublisherConfirms).
+            conn = broker_connection(self.broker_url, connect_timeout=5)
             connect_to_a_node(conn)
             declare_topology(conn)
+            channel = conn.channel()
+            self._confirms = PublisherConfirms(channel)
             self._connection = conn
             # kombu-stubs type on_return's message as kombu.Message and the exchange as Exchange | str;
             # basic.return comes from py-amqp only, which passes its own Message and the exchange name.
-            self._producer = Producer(conn.channel(), on_return=self._on_return)  # type: ignore[arg-type]
+            self._producer = Producer(channel, on_return=self._on_return)  # type: ignore[arg-type]
         return self._producer
 
     def _on_return(self, exception: Exception, exchange: str, routing_key: str, message: AmqpMessage) -> None:
-        # basic.return arrives before the confirm, on the same channel: remember the id so
-        # publish() can refuse to call this message published.
+        # basic.return arrives before the message's confirm, on the same channel: remember the
+        # id so publish_batch() refuses to call this message published.
         self._returned.add(message.properties.get("message_id") or "")
 
     def close(self) -> None:
@@ -182,18 +240,59 @@ class OutboxRelay(ConfirmedRows):
                 pass
         self._connection = None
         self._producer = None
+        self._confirms = None
 
     def publish(self, row: OutboxRow) -> None:
-        """Publish every route of one row; raise if any was nacked, returned or timed out.
+        """Publish every route of one row; raise if any was returned (Unroutable), nacked or not
+        confirmed in time (NotConfirmed)."""
+        _, refused = self.publish_batch([row])
+        if row.event_id in refused:
+            raise refused[row.event_id]
 
-        Traced in publish_span: Celery's instrumentation makes the consumer's span its child."""
-        producer = self._ensure_producer()
-        routes = ROUTES[row.event_type]
-        destinations = [f"{route.exchange.name}/{route.routing_key}" for route in routes]
-        with publish_span(row, system="rabbitmq", destinations=destinations):
-            self._publish_routes(producer, row, str(row.event_id), routes)
+    def publish_batch(self, rows: Sequence[OutboxRow]) -> tuple[list[uuid.UUID], dict[uuid.UUID, Exception]]:
+        """Publish every route of every row, then wait for all their confirms together (bounded
+        by ``confirm_timeout``). Returns the rows the broker took (every route acked, none
+        returned) and why each other row was not. A broker error or a confirm that does not come
+        drops the connection and counts for every row: they are published again.
 
-    def _publish_routes(self, producer: Producer, row: OutboxRow, message_id: str, routes: tuple[Route, ...]) -> None:
+        Each row is traced in publish_span: Celery's instrumentation makes the consumer's span
+        its child."""
+        tags: dict[uuid.UUID, list[int]] = {}
+        try:
+            producer = self._ensure_producer()
+            confirms = self._confirms
+            assert confirms is not None and self._connection is not None  # made with the producer
+            confirms.nacked.clear()
+            for row in rows:
+                routes = ROUTES[row.event_type]
+                destinations = [f"{route.exchange.name}/{route.routing_key}" for route in routes]
+                with publish_span(row, system="rabbitmq", destinations=destinations):
+                    tags[row.event_id] = self._publish_routes(producer, row, str(row.event_id), routes, confirms)
+            confirms.wait(self._connection, timeout=self.confirm_timeout)
+        except Exception as exc:  # noqa: BLE001 - a nack, timeout or lost connection: the batch is retried
+            self.close()
+            return [], {row.event_id: exc for row in rows}
+        published: list[uuid.UUID] = []
+        refused: dict[uuid.UUID, Exception] = {}
+        for row in rows:
+            if str(row.event_id) in self._returned:
+                refused[row.event_id] = Unroutable(f"{row.event_type} was unroutable")
+            elif confirms.nacked.intersection(tags[row.event_id]):
+                refused[row.event_id] = NotConfirmed(f"{row.event_type} was nacked by the broker")
+            else:
+                published.append(row.event_id)
+        return published, refused
+
+    def _publish_routes(
+        self,
+        producer: Producer,
+        row: OutboxRow,
+        message_id: str,
+        routes: tuple[Route, ...],
+        confirms: PublisherConfirms,
+    ) -> list[int]:
+        """Send one message per route (not waiting for its confirm); their delivery tags."""
+        tags = []
         for route in routes:
             body: Any  # the event's JSON, or a Celery message body
             if route.task is None:
@@ -224,20 +323,20 @@ class OutboxRelay(ConfirmedRows):
                 delivery_mode=2,
                 mandatory=True,
                 retry=False,
-                confirm_timeout=self.confirm_timeout,
                 declare=[],
                 **content,
                 **properties,
             )
-            if message_id in self._returned:
-                raise Unroutable(f"{row.event_type} → {route.exchange.name}/{route.routing_key} was unroutable")
+            tags.append(confirms.sent())
+        return tags
 
     # -- one step ------------------------------------------------------------------------------
     def relay_once(self) -> int:
         """Claim a batch, publish it, remember what the broker took. Returns rows published.
 
         1. Mark the previous batch's confirmed rows and claim up to ``batch_size`` (one statement).
-        2. Publish each with confirm + mandatory, bounded by ``confirm_timeout``.
+        2. Publish them all with mandatory, then wait for their confirms together, bounded by
+           ``confirm_timeout`` (``publish_batch``).
         3. Confirmed rows wait to be marked with the next claim (or ``mark_confirmed``).
         4. Failed rows are retried after a short delay; a broker error drops the connection.
         """
@@ -247,27 +346,18 @@ class OutboxRelay(ConfirmedRows):
         self._confirmed = []
         if not rows:
             return 0
-        published: list[uuid.UUID] = []
-        failures: dict[uuid.UUID, str] = {}
-        for row in rows:
-            if row.event_type not in ROUTES:
-                failures[row.event_id] = f"no route for event type {row.event_type}"
-                continue
-            try:
-                self.publish(row)
-                published.append(row.event_id)
-            except Unroutable as exc:
-                failures[row.event_id] = str(exc)
-                logger.error("outbox event unroutable; not marked published", extra={"event_id": str(row.event_id)})
-            except Exception as exc:  # noqa: BLE001 - nack, timeout, connection loss: retry the row
-                failures[row.event_id] = f"{type(exc).__name__}: {exc}"
+        failures = {
+            row.event_id: f"no route for event type {row.event_type}" for row in rows if row.event_type not in ROUTES
+        }
+        published, refused = self.publish_batch([row for row in rows if row.event_type in ROUTES])
+        for event_id, exc in refused.items():
+            failures[event_id] = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, Unroutable):
+                logger.error("outbox event unroutable; not marked published", extra={"event_id": str(event_id)})
+            else:
                 logger.warning(
-                    "publish failed; will retry",
-                    extra={"event_id": str(row.event_id), "error": failures[row.event_id][:200]},
+                    "publish failed; will retry", extra={"event_id": str(event_id), "error": failures[event_id][:200]}
                 )
-                self.close()
-                # The rest of the batch would fail the same way; leave it to the claim expiry.
-                break
         if published:
             fault_point("relay_after_confirm")
         self._confirmed = published
