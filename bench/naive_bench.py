@@ -63,6 +63,31 @@ FULL = Profile(backlog_jobs=2000, rate=30.0, latency_seconds=10.0, arrival_secon
 QUICK = Profile(backlog_jobs=800, rate=30.0, latency_seconds=10.0, arrival_seconds=15.0)
 
 
+# PostgreSQL's own processes, by the name in their title ("postgres: 16/main: walwriter").
+POSTGRES_SERVER_ROLES = (
+    "checkpointer",
+    "background writer",
+    "walwriter",
+    "autovacuum",
+    "logical replication",
+    "io worker",
+)
+
+
+def postgres_role(pid: int) -> str:
+    """``postgres backends`` (a client's connection), ``postgres <server process>`` (the WAL
+    writer, autovacuum...) or ``postgres`` (the postmaster): where the server's CPU goes."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            title = handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "postgres"
+    if not title.startswith("postgres:"):
+        return "postgres"
+    role = next((role for role in POSTGRES_SERVER_ROLES if role in title), None)
+    return f"postgres {role}" if role else "postgres backends"
+
+
 class CpuLedger:
     """CPU seconds of the counted processes over a window, read from /proc every half second so
     a process that ends inside the window (a PostgreSQL backend) keeps what it spent; by process
@@ -83,7 +108,8 @@ class CpuLedger:
         groups, commands = live_system.process_table()
         for command in SERVICE_COMMANDS:
             for pid in commands.get(command, []):
-                self._label.setdefault(pid, command)
+                if pid not in self._label:
+                    self._label[pid] = postgres_role(pid) if command == "postgres" else command
         for name, group in self.process_groups.items():
             for pid in groups.get(group, []):
                 self._label.setdefault(pid, name)
@@ -291,7 +317,10 @@ def print_report(runs: list[dict[str, Any]], profile: Profile) -> None:
             f"{b['machine_busy_cores_before']:>5}/{a['machine_busy_cores_before']:<5} "
             f"{b['other_cores']:>5}/{a['other_cores']:<5}{flag}"
         )
-    print("\nCPU ms per job by process ((b) backlog / (a) steady; postgres: every backend, the server's too):")
+    print(
+        "\nCPU ms per job by process ((b) backlog / (a) steady; postgres backends: the clients' connections, "
+        "the rest PostgreSQL's own processes):"
+    )
     for r in runs:
         b, a = r["backlog"]["cpu_ms_per_job_by_process"], r["steady"]["cpu_ms_per_job_by_process"]
         names = sorted(set(b) | set(a), key=lambda name: -(b.get(name, 0.0) + a.get(name, 0.0)))

@@ -9,6 +9,7 @@ from typing import Any, Self
 
 import psycopg
 import psycopg.sql
+from django.conf import settings
 from django.db import connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.abc import Params, Query
@@ -98,6 +99,13 @@ def database_now() -> datetime:
         return cursor.fetchone()[0]
 
 
+def listen_conninfo(**extra: str) -> str:
+    """``database_conninfo`` for a LISTEN session: PostgreSQL itself where POSTGRES_LISTEN_HOST
+    (and _PORT) say so, past a transaction-mode pooler that cannot hold one."""
+    direct = {"host": settings.POSTGRES_LISTEN_HOST, "port": settings.POSTGRES_LISTEN_PORT}
+    return database_conninfo(**{key: value for key, value in direct.items() if value}, **extra)
+
+
 class Notifications:
     """``LISTEN channel`` on a dedicated autocommit connection, for a loop that also polls.
 
@@ -116,9 +124,7 @@ class Notifications:
         lost database: False after up to ``timeout`` (at most a second) of backing off."""
         try:
             if self._conn is None or self._conn.closed:
-                self._conn = psycopg.connect(
-                    database_conninfo(application_name=self._application_name), autocommit=True
-                )
+                self._conn = psycopg.connect(listen_conninfo(application_name=self._application_name), autocommit=True)
                 self._conn.execute(self._listen)
                 return True
             first = self._conn.notifies(timeout=timeout, stop_after=1)

@@ -377,6 +377,27 @@ def has_headroom(limits: PoolLimits) -> bool:
         return settings.CAPACITY_FAIL_MODE == "local"
 
 
+# What headroom() answers when it cannot count calls: no bound on the claim but the caller's.
+UNCOUNTED = 1_000_000
+
+
+def headroom(limits: PoolLimits) -> int:
+    """How many calls the pool could start now: 0 while it cools down, else the in-flight
+    permits and request slots free (the acquire of each still decides). ``UNCOUNTED`` for a pool
+    whose in-flight budget is not counted in calls (unlimited, kv_tokens) or, under the local
+    fail mode, while Redis is unreachable; 0 then under the closed fail mode."""
+    if limits.budget == UNLIMITED:
+        return UNCOUNTED
+    keys = _keys(limits.name)
+    try:
+        free = int(
+            _run_script(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, limits.in_flight_limit)
+        )
+    except Exception:  # noqa: BLE001
+        return UNCOUNTED if settings.CAPACITY_FAIL_MODE == "local" else 0
+    return (UNCOUNTED if free else 0) if limits.budget == "kv_tokens" else free
+
+
 @dataclass(frozen=True)
 class HeldPermit:
     """An in-flight permit as the pool's set holds it."""

@@ -6,7 +6,7 @@ Before it, every job cost a broker wake-up: the ingress published one, RabbitMQ 
 delivered it, Celery decoded it and ran a slot that claimed one job, and Celery acked it. Now what
 makes a job runnable notifies PostgreSQL's ``runnable_jobs`` channel in its own transaction (the
 take-in statement; ``tasks.wake_workers`` for the scheduler and operator actions), and the
-dispatcher claims ``min(free slots, WORKER_CLAIM_BATCH)`` jobs when
+dispatcher claims ``min(free slots, the pools' headroom, WORKER_CLAIM_BATCH)`` jobs when
 
 - a notification comes (delivered at COMMIT, so the claim sees the job),
 - a slot frees while the last claim was full (more may be waiting: a backlog is served as fast as
@@ -39,7 +39,7 @@ from extraction.execution import lifecycle
 from extraction.execution.lifecycle import Claim
 from extraction.execution.outcomes import AttemptResult
 from extraction.execution.runtime import DATABASE, WorkerRuntime, db_step, runtime
-from extraction.execution.worker import policies_with_capacity, run_claimed
+from extraction.execution.worker import policies_with_headroom, run_claimed
 
 logger = logging.getLogger("extraction.worker")
 
@@ -94,19 +94,23 @@ class Dispatcher:
             return self._busy
 
     # -- claiming ------------------------------------------------------------------------------
-    def dispatch_once(self) -> tuple[int, int]:
-        """Claim for the free slots (at most ``WORKER_CLAIM_BATCH``) and start the jobs'
-        attempts; returns (jobs claimed, jobs asked for)."""
+    def dispatch_once(self, *, room_taken: int = 0) -> tuple[int, int]:
+        """Claim for the free slots (at most the pools' headroom and ``WORKER_CLAIM_BATCH``) and
+        start the jobs' attempts; returns (jobs claimed, jobs asked for). ``room_taken``: jobs
+        claimed just before, whose permits the pools may not count yet."""
         with self._lock:
             free = self.slots - self._busy
         if free <= 0 or self._closing():
             return 0, 0
-        policies = policies_with_capacity()
+        policies, room = policies_with_headroom()
         if not policies:
             with self._lock:
                 self._more_waiting = True  # a permit freed by one of our slots makes room
             return 0, 0
-        count = min(free, settings.WORKER_CLAIM_BATCH)
+        # Never more than the pools could start now: a job claimed beyond that is handed back.
+        count = min(free, settings.WORKER_CLAIM_BATCH, room - room_taken)
+        if count <= 0:
+            return 0, 0
         with db_step():
             claims = lifecycle.claim_next_jobs(worker_id=self.rt.worker_id, policies=policies, count=count)
         with self._lock:
@@ -135,21 +139,27 @@ class Dispatcher:
 
     def _dispatch_forever(self) -> None:
         failures = 0
+        room_taken = 0  # claimed by the batches just before, claiming on at once
         while not self._closing():
             probes.beat("dispatcher", bound_seconds=4 * self.poll_seconds + 30)
             self._wake.clear()
             try:
-                claimed, asked = self.dispatch_once()
+                claimed, asked = self.dispatch_once(room_taken=room_taken)
             except Exception as exc:  # noqa: BLE001 - PostgreSQL or Redis away: back off, never exit
                 failures += 1
                 DATABASE.failed(exc, consequence="jobs wait in PostgreSQL; the dispatcher claims again after a pause")
+                room_taken = 0
                 self._stopped.wait(full_jitter(failures, base=0.5, cap=min(30.0, 4 * self.poll_seconds)))
                 continue
             if failures:
                 DATABASE.succeeded()
                 failures = 0
             if claimed and claimed == asked and self.busy() < self.slots:
-                continue  # a full batch, and slots still free (the cap): claim the next at once
+                # A full batch and slots still free (the cap bound it, or the headroom): claim on
+                # at once, counting these jobs against the headroom until the next wait.
+                room_taken += claimed
+                continue
+            room_taken = 0
             self._wake.wait(self.poll_seconds * random.uniform(0.9, 1.1))
         probes.forget("dispatcher")
 

@@ -114,6 +114,22 @@ def _job_id(value: str) -> uuid.UUID | None:
         return None  # a malformed hint is only a plain wake-up
 
 
+def policies_with_headroom() -> tuple[list[str], int]:
+    """Model policies whose provider pool has room right now, and how many calls those pools
+    could start together (``limiter.headroom``, one Redis call per pool): the dispatcher claims
+    no more jobs than that, since each one more would only be handed back."""
+    room: dict[str, int] = {}
+    allowed = []
+    for policy, config in settings.MODEL_POLICIES.items():
+        pool = config["provider_pool"]
+        if pool not in room:
+            with db_step():
+                room[pool] = limiter.headroom(limiter.pool_limits(pool))
+        if room[pool]:
+            allowed.append(policy)
+    return allowed, sum(room.values())
+
+
 def policies_with_capacity() -> list[str]:
     """Model policies whose provider pool has headroom right now (a Redis pre-check)."""
     pools: dict[str, bool] = {}

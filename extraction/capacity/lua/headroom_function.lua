@@ -1,5 +1,7 @@
--- Whether a claim for the pool could be granted now: not cooling down, an in-flight permit
--- and a request slot free. Loaded in front of headroom.lua and release.lua.
+-- How many claims for the pool could be granted now (0: none): not cooling down, and as many
+-- as there are in-flight permits and request slots free (for a kv_tokens pool the in-flight
+-- budget counts tokens, so only 0 or not 0 means anything). Loaded in front of headroom.lua and
+-- release.lua.
 local function headroom(requests, in_flight_set, cooldown, rpm, max_in_flight)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -9,6 +11,7 @@ local function headroom(requests, in_flight_set, cooldown, rpm, max_in_flight)
     in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
   end
   if in_flight >= max_in_flight then return 0 end
-  if redis.call('ZCOUNT', requests, now - 60000, '+inf') >= rpm then return 0 end
-  return 1
+  local requests_free = rpm - redis.call('ZCOUNT', requests, now - 60000, '+inf')
+  if requests_free <= 0 then return 0 end
+  return math.min(max_in_flight - in_flight, requests_free)
 end

@@ -169,6 +169,21 @@ def test_a_release_answers_the_next_headroom_question_of_its_thread_once(pool):
     assert not limiter.has_headroom(limits)
 
 
+def test_headroom_counts_the_calls_the_pool_could_start_now(pool):
+    """What the dispatcher claims at most: the in-flight permits and request slots free, none
+    while the pool cools down."""
+    limits = _limits(pool, max_in_flight=5, requests_per_minute=1000)
+    assert limiter.headroom(limits) == 5
+    permits = [limiter.acquire(limits, tokens=10) for _ in range(2)]
+    assert all(isinstance(permit, Permit) for permit in permits)
+    assert limiter.headroom(limits) == 3  # in-flight permits free
+    assert limiter.headroom(_limits(pool, max_in_flight=5, requests_per_minute=3)) == 1  # request slots free
+    limiter.release(permits[0], actual_tokens=10)
+    assert limiter.headroom(limits) == 4
+    limiter.start_cooldown(pool, seconds=30)
+    assert limiter.headroom(limits) == 0
+
+
 def test_an_unlimited_pool_grants_every_call_and_counts_nothing(pool, settings, db):
     settings.PROVIDER_POOLS = {**settings.PROVIDER_POOLS, pool: {"budget": limiter.UNLIMITED, "max_in_flight": 2}}
     limits = limiter.pool_limits(pool)
@@ -178,6 +193,7 @@ def test_an_unlimited_pool_grants_every_call_and_counts_nothing(pool, settings, 
     assert [type(permit) for permit in permits] == [Permit] * 10  # past rpm, tpm and in-flight alike
     assert [permit.counted for permit in permits] == [False] * 10  # so a 429 starts no pool cooldown
     assert limiter.has_headroom(limits) is True
+    assert limiter.headroom(limits) == limiter.UNCOUNTED
     assert limiter.snapshot(limits) == limiter.PoolSnapshot(pool, 0, 0, 0, 0.0, limits)
     for permit in permits:
         limiter.release(permit, actual_tokens=10)

@@ -66,6 +66,32 @@ def test_a_dispatch_claims_as_many_jobs_as_slots_are_free_in_one_claim(tenant):
     assert sorted(Attempt.objects.filter(job_id__in=jobs).values_list("fence", flat=True)) == [1] * 7
 
 
+def test_a_dispatch_claims_no_more_jobs_than_the_pool_could_start(tenant):
+    """Five free slots, six jobs, a pool with two in-flight permits free: two are claimed (the
+    others would only be handed back); when the permits come back, the rest."""
+    from extraction.capacity import limiter
+
+    jobs = [_ready_job(tenant) for _ in range(6)]
+    limits = limiter.pool_limits("default")
+    held = [limiter.acquire(limits, tokens=1) for _ in range(limits.max_in_flight - 2)]
+    assert all(isinstance(permit, limiter.Permit) for permit in held)
+    dispatcher = Dispatcher(5, WorkerRuntime(worker_id="w"), poll_seconds=NO_POLL)
+    try:
+        try:
+            assert limiter.headroom(limits) == 2
+            assert dispatcher.dispatch_once() == (2, 2)
+            wait_for(lambda: dispatcher.busy() == 0, timeout=30)
+        finally:
+            for permit in held:
+                limiter.release(permit, actual_tokens=1)
+        assert dispatcher.dispatch_once() == (4, 5)
+        wait_for(lambda: dispatcher.busy() == 0, timeout=30)
+    finally:
+        assert dispatcher.stop(timeout=30)
+    assert set(_states(jobs)) == {"SUCCEEDED"}
+    assert Attempt.objects.filter(job_id__in=jobs).count() == 6  # none claimed only to be handed back
+
+
 def test_a_slot_freed_after_a_full_claim_claims_the_rest_of_the_backlog_without_the_poll(tenant):
     """Two slots, nine jobs waiting when it starts and no poll in the test's time: the first
     claim fills both slots, and each slot that frees claims again, until the backlog is done."""
@@ -133,3 +159,21 @@ def test_an_llm_worker_runs_a_taken_in_job_with_no_wake_up_message(processes, te
     job_id = _ready_job(tenant)
     wait_for(lambda: all_terminal([job_id]), timeout=60, message=processes.logs)
     assert ExtractionJob.objects.get(pk=job_id).state == "SUCCEEDED"
+
+
+def test_the_listen_session_goes_where_postgres_listen_host_says(settings):
+    """Past a transaction-mode pooler (POSTGRES_HOST) a LISTEN session never hears a NOTIFY: it
+    goes to PostgreSQL itself; unset, to the same server as every other connection."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from config.db import database_conninfo, listen_conninfo
+
+    assert conninfo_to_dict(listen_conninfo()) == conninfo_to_dict(database_conninfo())
+    settings.POSTGRES_LISTEN_HOST, settings.POSTGRES_LISTEN_PORT = "pg-direct.example", "6543"
+    direct = conninfo_to_dict(listen_conninfo(application_name="dispatcher-listen"))
+    assert (direct["host"], direct["port"], direct["application_name"]) == (
+        "pg-direct.example",
+        "6543",
+        "dispatcher-listen",
+    )
+    assert direct["dbname"] == conninfo_to_dict(database_conninfo())["dbname"]
