@@ -7,7 +7,16 @@
 -- Parallel relays skip each other's locked rows; a dead relay's claim lapses.
 -- When the relay traces (``traced``), each row's trace context: its own, or (an event the
 -- lifecycle wrote, with none) its job's, read by primary key. Untraced, the CASE reads nothing.
-WITH marked AS (
+--
+-- Its COMMIT does not wait for the WAL flush (synchronous_commit off for this transaction only,
+-- ``relaxed``): what a server crash could lose of it is a claim, which lapses anyway, or a mark,
+-- whose row is then published again and deduplicated by its event id (BRK-3, the fan-out's
+-- deliveries). Set per transaction, so a pooler's next client never inherits it. The one-time
+-- filter reads ``relaxed`` before the first row, whether or not any row is claimed.
+WITH relaxed AS (
+    SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit
+)
+, marked AS (
     UPDATE outbox_events SET published_at = now(), claimed_until = NULL, last_error = ''
      WHERE event_id = ANY(%(confirmed)s) AND published_at IS NULL
 )
@@ -22,6 +31,7 @@ UPDATE outbox_events AS o
         ORDER BY created_at
         FOR UPDATE SKIP LOCKED
         LIMIT %(limit)s)
+   AND (SELECT synchronous_commit FROM relaxed) = 'off'
 RETURNING o.event_id, o.event_type, o.payload, o.created_at, o.job_id,
           CASE WHEN %(traced)s THEN coalesce(nullif(o.trace_context, '{}'::jsonb),
                                              (SELECT j.trace_context FROM extraction_jobs AS j WHERE j.id = o.job_id))
