@@ -80,13 +80,15 @@ class Dispatcher:
         self._stopped.set()
         self._wake.set()
         deadline = time.monotonic() + timeout
+        # The dispatcher thread first: a claim it has under way hands its jobs to slots before
+        # the count of busy slots is read, and nothing is submitted after the pool shuts down.
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, min(2.0, deadline - time.monotonic())))
         with self._all_free:
             while self._busy and (remaining := deadline - time.monotonic()) > 0:
                 self._all_free.wait(remaining)
             drained = self._busy == 0
         self._slots.shutdown(wait=False)
-        for thread in self._threads:
-            thread.join(timeout=max(0.0, min(2.0, deadline - time.monotonic())))
         return drained
 
     def busy(self) -> int:
