@@ -171,9 +171,9 @@ TEMPLATES = [
 # never settles on a standby. Each dead host costs at most POSTGRES_CONNECT_TIMEOUT.
 POSTGRES_HOST = env("POSTGRES_HOST", "127.0.0.1")
 POSTGRES_PORT = env("POSTGRES_PORT", "5432")
-# Where the llm workers' dispatchers LISTEN (config.db.Notifications) when POSTGRES_HOST is a
-# pooler in transaction mode, which cannot hold a LISTEN session: PostgreSQL itself. Empty: the
-# same server as every other connection.
+# Where LISTEN sessions go (config.db.Notifications: the llm workers' dispatchers, the relay)
+# when POSTGRES_HOST is a pooler in transaction mode, which cannot hold one: PostgreSQL itself.
+# Empty: the same server as every other connection.
 POSTGRES_LISTEN_HOST = env("POSTGRES_LISTEN_HOST", "")
 POSTGRES_LISTEN_PORT = env("POSTGRES_LISTEN_PORT", "")
 POSTGRES_TARGET_SESSION_ATTRS = env("POSTGRES_TARGET_SESSION_ATTRS", "read-write" if "," in POSTGRES_HOST else "")
