@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from typing import TypeVar
 
 from django.conf import settings
 from opentelemetry.trace import Span
@@ -22,6 +24,8 @@ from extraction.execution.lifecycle import Claim
 from extraction.execution.outcomes import AttemptResult
 from extraction.execution.runtime import DATABASE, WorkerRuntime, db_step, runtime
 from extraction.models import ExtractionJob
+
+T = TypeVar("T")
 
 
 def _attempt_span(claim: Claim) -> AbstractContextManager[Span]:
@@ -118,27 +122,26 @@ def policies_with_headroom() -> tuple[list[str], int]:
     """Model policies whose provider pool has room right now, and how many calls those pools
     could start together (``limiter.headroom``, one Redis call per pool): the dispatcher claims
     no more jobs than that, since each one more would only be handed back."""
-    room: dict[str, int] = {}
-    allowed = []
-    for policy, config in settings.MODEL_POLICIES.items():
-        pool = config["provider_pool"]
-        if pool not in room:
-            with db_step():
-                room[pool] = limiter.headroom(limiter.pool_limits(pool))
-        if room[pool]:
-            allowed.append(policy)
-    return allowed, sum(room.values())
+    room = _ask_each_pool(limiter.headroom)
+    return _policies_where(room), sum(room.values())
 
 
 def policies_with_capacity() -> list[str]:
     """Model policies whose provider pool has headroom right now (a Redis pre-check)."""
-    pools: dict[str, bool] = {}
-    allowed = []
-    for policy, config in settings.MODEL_POLICIES.items():
+    return _policies_where(_ask_each_pool(limiter.has_headroom))
+
+
+def _ask_each_pool(ask: Callable[[limiter.PoolLimits], T]) -> dict[str, T]:
+    """``ask`` once per provider pool of the model policies, by pool name."""
+    answers: dict[str, T] = {}
+    for config in settings.MODEL_POLICIES.values():
         pool = config["provider_pool"]
-        if pool not in pools:
-            with db_step():
-                pools[pool] = limiter.has_headroom(limiter.pool_limits(pool))
-        if pools[pool]:
-            allowed.append(policy)
-    return allowed
+        if pool not in answers:
+            with db_step():  # the pool's limits may be read from its row
+                answers[pool] = ask(limiter.pool_limits(pool))
+    return answers
+
+
+def _policies_where(answers: Mapping[str, object]) -> list[str]:
+    """The model policies whose pool's answer is truthy, in settings order."""
+    return [policy for policy, config in settings.MODEL_POLICIES.items() if answers[config["provider_pool"]]]
