@@ -20,7 +20,14 @@ from django.conf import settings
 from config import kafka, tracing
 from extraction.events import kafka_topics_for
 from extraction.execution.faults import fault_point
-from extraction.outbox.relay import ConfirmedRows, OutboxRow, claim_unpublished, publish_span, release_failed
+from extraction.outbox.relay import (
+    ConfirmedRows,
+    OutboxRow,
+    claim_unpublished,
+    log_refused,
+    publish_span,
+    release_failed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -89,11 +96,7 @@ class KafkaOutboxRelay(ConfirmedRows):
                 failures[event_id] = f"no delivery report within {self.delivery_timeout} s"
         if remaining:
             logger.warning("kafka delivery reports missing; rows left for the next round", extra={"records": remaining})
-        for event_id in failures:
-            logger.warning(
-                "publish to kafka failed; will retry",
-                extra={"event_id": str(event_id), "error": failures[event_id][:200]},
-            )
+        log_refused(failures, broker="kafka")
         if failures:
             # A fresh producer next round, after the topics are ensured again: a broker that
             # came back empty (or a topic deleted) is set up again instead of failing for ever.
@@ -101,7 +104,7 @@ class KafkaOutboxRelay(ConfirmedRows):
         if published:
             fault_point("relay_after_confirm")
         self._confirmed = published
-        release_failed(failures, retry_in_seconds=2.0)
+        release_failed(failures)
         return len(published)
 
     def _produce(

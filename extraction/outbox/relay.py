@@ -63,6 +63,10 @@ class NotConfirmed(Exception):
     been routed, so the row is published again (consumers dedupe by event id)."""
 
 
+# How soon a row the broker refused is claimed again.
+RETRY_SECONDS = 2.0
+
+
 class PublisherConfirms:
     """Confirm mode on one channel (``confirm.select``), the broker's acks and nacks matched by
     delivery tag to what was sent: a batch is published whole and its confirms are awaited
@@ -86,18 +90,19 @@ class PublisherConfirms:
         self._pending.add(self._last_tag)
         return self._last_tag
 
-    def wait(self, connection: Connection, *, timeout: float) -> None:
-        """Read from the broker until every message sent is acked or nacked; NotConfirmed if
-        ``timeout`` passes first."""
+    def wait(self, connection: Connection, *, timeout: float) -> set[int]:
+        """Read from the broker until every message sent is acked or nacked, or ``timeout``
+        passes; the delivery tags still unconfirmed then (none when every confirm came)."""
         deadline = time.monotonic() + timeout
         while self._pending:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise NotConfirmed(f"{len(self._pending)} confirms did not come within {timeout} s")
+                break
             try:
                 connection.drain_events(timeout=remaining)
             except TimeoutError:
                 continue  # the loop's deadline decides
+        return set(self._pending)
 
     def _settle(self, delivery_tag: int, multiple: bool) -> set[int]:
         settled = {tag for tag in self._pending if tag <= delivery_tag} if multiple else {delivery_tag} & self._pending
@@ -157,13 +162,36 @@ def mark_published(event_ids: list[uuid.UUID]) -> None:
         cursor.execute(SQL["mark_published"], {"event_ids": event_ids})
 
 
-def release_failed(failures: dict[uuid.UUID, str], *, retry_in_seconds: float) -> None:
-    """Failed rows stay unpublished; their claim is shortened to the retry delay."""
+def release_failed(failures: Mapping[uuid.UUID, str], *, retry_in_seconds: float = RETRY_SECONDS) -> None:
+    """Failed rows stay unpublished; their claim is shortened to the retry delay (one statement)."""
+    if not failures:
+        return
     with connection.cursor() as cursor:
-        for event_id, error in failures.items():
-            cursor.execute(
-                SQL["release_failed"], {"retry_in": retry_in_seconds, "error": error[:500], "event_id": event_id}
-            )
+        cursor.execute(
+            SQL["release_failed"],
+            {
+                "retry_in": retry_in_seconds,
+                "event_ids": list(failures),
+                "errors": [error[:500] for error in failures.values()],
+            },
+        )
+
+
+def log_refused(failures: Mapping[uuid.UUID, str], *, broker: str) -> None:
+    """One warning for the rows of a batch the broker did not take, not one per row: a queue
+    without a leader refuses every row routed to it, batch after batch, until it has one."""
+    if failures:
+        first_error = next(iter(failures.values()))
+        logger.warning(
+            "%d outbox events not published; retrying in %g s",
+            len(failures),
+            RETRY_SECONDS,
+            extra={
+                "broker": broker,
+                "event_ids": [str(event_id) for event_id in list(failures)[:5]],
+                "error": first_error[:200],
+            },
+        )
 
 
 def publish_lag_seconds() -> float:
@@ -238,6 +266,20 @@ class OutboxRelay(ConfirmedRows):
                 self._connection.release()
             except Exception:  # noqa: BLE001 - closing a broken connection
                 pass
+        self._forget_connection()
+
+    def _drop(self) -> None:
+        """Drop a connection that failed or stopped confirming, without the closing handshake:
+        a broker whose channel is stuck (seen with a quorum queue that lost its majority) may
+        not answer connection.close for minutes."""
+        if self._connection is not None:
+            try:
+                self._connection.collect()
+            except Exception:  # noqa: BLE001 - the socket is going anyway
+                pass
+        self._forget_connection()
+
+    def _forget_connection(self) -> None:
         self._connection = None
         self._producer = None
         self._confirms = None
@@ -252,8 +294,11 @@ class OutboxRelay(ConfirmedRows):
     def publish_batch(self, rows: Sequence[OutboxRow]) -> tuple[list[uuid.UUID], dict[uuid.UUID, Exception]]:
         """Publish every route of every row, then wait for all their confirms together (bounded
         by ``confirm_timeout``). Returns the rows the broker took (every route acked, none
-        returned) and why each other row was not. A broker error or a confirm that does not come
-        drops the connection and counts for every row: they are published again.
+        returned) and why each other row was not: returned (Unroutable), nacked, or its confirm
+        did not come in time (NotConfirmed) — the others in the batch are judged on their own.
+
+        A broker error drops the connection and is raised: what the broker took of the batch is
+        unknown, so the caller publishes every row again (consumers dedupe by event id).
 
         Each row is traced in publish_span: Celery's instrumentation makes the consumer's span
         its child."""
@@ -268,10 +313,14 @@ class OutboxRelay(ConfirmedRows):
                 destinations = [f"{route.exchange.name}/{route.routing_key}" for route in routes]
                 with publish_span(row, system="rabbitmq", destinations=destinations):
                     tags[row.event_id] = self._publish_routes(producer, row, str(row.event_id), routes, confirms)
-            confirms.wait(self._connection, timeout=self.confirm_timeout)
-        except Exception as exc:  # noqa: BLE001 - a nack, timeout or lost connection: the batch is retried
-            self.close()
-            return [], {row.event_id: exc for row in rows}
+            unconfirmed = confirms.wait(self._connection, timeout=self.confirm_timeout)
+        except Exception:
+            self._drop()
+            raise
+        if unconfirmed:
+            # A quorum queue between leaders (a node lost) confirms late; a half-dead connection
+            # never does. The late rows are sent again, on a fresh connection.
+            self._drop()
         published: list[uuid.UUID] = []
         refused: dict[uuid.UUID, Exception] = {}
         for row in rows:
@@ -279,6 +328,8 @@ class OutboxRelay(ConfirmedRows):
                 refused[row.event_id] = Unroutable(f"{row.event_type} was unroutable")
             elif confirms.nacked.intersection(tags[row.event_id]):
                 refused[row.event_id] = NotConfirmed(f"{row.event_type} was nacked by the broker")
+            elif unconfirmed.intersection(tags[row.event_id]):
+                refused[row.event_id] = NotConfirmed(f"{row.event_type} not confirmed within {self.confirm_timeout} s")
             else:
                 published.append(row.event_id)
         return published, refused
@@ -338,7 +389,8 @@ class OutboxRelay(ConfirmedRows):
         2. Publish them all with mandatory, then wait for their confirms together, bounded by
            ``confirm_timeout`` (``publish_batch``).
         3. Confirmed rows wait to be marked with the next claim (or ``mark_confirmed``).
-        4. Failed rows are retried after a short delay; a broker error drops the connection.
+        4. Refused rows are retried after RETRY_SECONDS. A broker error releases the whole batch
+           the same way and is raised: the loop names the outage once and reconnects.
         """
         rows = claim_unpublished(
             batch_size=self.batch_size, claim_seconds=self.claim_seconds, confirmed=self._confirmed
@@ -349,19 +401,25 @@ class OutboxRelay(ConfirmedRows):
         failures = {
             row.event_id: f"no route for event type {row.event_type}" for row in rows if row.event_type not in ROUTES
         }
-        published, refused = self.publish_batch([row for row in rows if row.event_type in ROUTES])
-        for event_id, exc in refused.items():
-            failures[event_id] = f"{type(exc).__name__}: {exc}"
-            if isinstance(exc, Unroutable):
-                logger.error("outbox event unroutable; not marked published", extra={"event_id": str(event_id)})
-            else:
-                logger.warning(
-                    "publish failed; will retry", extra={"event_id": str(event_id), "error": failures[event_id][:200]}
-                )
+        routable = [row for row in rows if row.event_type in ROUTES]
+        try:
+            published, refused = self.publish_batch(routable)
+        except Exception as exc:
+            release_failed(
+                {**failures, **dict.fromkeys((row.event_id for row in routable), f"{type(exc).__name__}: {exc}")}
+            )
+            raise
+        unroutable = {event_id for event_id, exc in refused.items() if isinstance(exc, Unroutable)}
+        for event_id in unroutable:  # a bug in the topology, not a broker away: an error each
+            logger.error("outbox event unroutable; not marked published", extra={"event_id": str(event_id)})
+        failures.update((event_id, f"{type(exc).__name__}: {exc}") for event_id, exc in refused.items())
+        log_refused(
+            {event_id: error for event_id, error in failures.items() if event_id not in unroutable}, broker="rabbitmq"
+        )
         if published:
             fault_point("relay_after_confirm")
         self._confirmed = published
-        release_failed(failures, retry_in_seconds=2.0)
+        release_failed(failures)
         return len(published)
 
 

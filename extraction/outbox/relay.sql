@@ -44,9 +44,12 @@ UPDATE outbox_events SET published_at = now(), claimed_until = NULL, last_error 
 
 
 -- name: release_failed
--- A failed row stays unpublished; its claim is shortened to the retry delay.
-UPDATE outbox_events SET claimed_until = now() + make_interval(secs => %(retry_in)s), last_error = %(error)s
- WHERE event_id = %(event_id)s AND published_at IS NULL
+-- Failed rows stay unpublished; their claim is shortened to the retry delay, each row's error
+-- kept. One statement for the batch: a broker outage fails every row of it.
+UPDATE outbox_events AS o
+   SET claimed_until = now() + make_interval(secs => %(retry_in)s), last_error = failed.error
+  FROM unnest(%(event_ids)s::uuid[], %(errors)s::text[]) AS failed (event_id, error)
+ WHERE o.event_id = failed.event_id AND o.published_at IS NULL
 
 
 -- name: publish_lag_seconds
