@@ -179,7 +179,8 @@ POSTGRES_LISTEN_PORT = env("POSTGRES_LISTEN_PORT", "")
 POSTGRES_TARGET_SESSION_ATTRS = env("POSTGRES_TARGET_SESSION_ATTRS", "read-write" if "," in POSTGRES_HOST else "")
 DATABASES: dict[str, dict[str, Any]] = {
     "default": {
-        "ENGINE": "django.db.backends.postgresql",
+        # Django's, with the pooled-connection check of config/pool_checks.py (POOL_CHECK).
+        "ENGINE": "config.postgres_backend",
         "NAME": env("POSTGRES_DB", "extraction"),
         "USER": env("POSTGRES_USER", "postgres"),
         "PASSWORD": env("POSTGRES_PASSWORD", ""),
@@ -642,15 +643,23 @@ WORKER_SHUTDOWN_GRACE_SECONDS = float(
 # instead of one connection each (pooling requires CONN_MAX_AGE=0).
 if env("POSTGRES_POOL_MAX_SIZE"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    # Every checkout is checked (psycopg_pool's check_connection: an empty query), so after a
+    # A checkout is checked (psycopg_pool's check_connection: an empty query) when the
+    # connection sat in the pool longer than POSTGRES_POOL_CHECK_IDLE_SECONDS, so after a
     # database restart or failover a pooled connection that died with the old server is
-    # replaced before a step uses it, instead of failing that step. It costs one short round
-    # trip per checkout; POSTGRES_POOL_CHECK=0 saves it where a failed step is acceptable.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("POSTGRES_POOL_CHECK", True)
+    # replaced before a step uses it, instead of failing that step; one used a moment ago is
+    # not asked again (config/pool_checks.py, set by config.postgres_backend).
+    # POSTGRES_POOL_CHECK=0 checks none. Django's CONN_HEALTH_CHECKS (a check at every
+    # checkout) stays off.
+    from config.pool_checks import check_when_idle, stamp_returned
+
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    if env_bool("POSTGRES_POOL_CHECK", True):
+        DATABASES["default"]["POOL_CHECK"] = check_when_idle(env_float("POSTGRES_POOL_CHECK_IDLE_SECONDS", 1.0))
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 1,
         "max_size": env_int("POSTGRES_POOL_MAX_SIZE", 20),
         "timeout": 30,
+        "reset": stamp_returned,
     }
     # psycopg_pool tries a failed connection again after 1, 2, 4, 8 and 16 s (AttemptWithBackoff)
     # and makes no other one meanwhile, so a primary back 3 s after a failover could leave every

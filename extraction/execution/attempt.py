@@ -35,7 +35,7 @@ from extraction.execution import completions, lifecycle, retry
 from extraction.execution.faults import fault_point
 from extraction.execution.lifecycle import AttemptReport, Claim, Completion
 from extraction.execution.outcomes import AttemptResult
-from extraction.execution.runtime import Interrupted, WorkerRuntime, call_provider, db_step
+from extraction.execution.runtime import Interrupted, WorkerRuntime, call_provider, db_step, read_after_model_call
 from extraction.intake.text import DocumentText
 from extraction.models import AttemptOutcome, Document, ExtractedText
 from extraction.providers import PoolBinding, provider_for_policy
@@ -274,15 +274,16 @@ def _judge_and_complete(
     """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
     SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found);
     ``cross_checked_by`` is a model's answer that must agree with ``invoice`` (model_agrees)."""
-    with db_step():
-        # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
-        # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
-        # The policy's read and the completion are one statement each; the validation runs
-        # between them, holding no lock.
-        verdict = validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
-        if cross_checked_by is not None:
-            verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
-        validation = {**verdict.as_dict(), **extra}
+    # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
+    # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
+    # The policy's read and the completion are one statement each; the validation runs
+    # between them, holding no lock.
+    verdict = read_after_model_call(
+        lambda: validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
+    )
+    if cross_checked_by is not None:
+        verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
+    validation = {**verdict.as_dict(), **extra}
     # Written with the completions of the process's other slots (execution.completions); this
     # row's verdict is back before anything below runs.
     completed = completions.batcher().submit(

@@ -12,12 +12,12 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 
 from config import probes
 from config.outages import Outage
@@ -38,6 +38,25 @@ def db_step() -> Iterator[None]:
         yield
     finally:
         connection.close()
+
+
+T = TypeVar("T")
+
+
+def read_after_model_call(read: Callable[[], T]) -> T:
+    """A read-only DB step that runs after a paid model call: if its connection turns out dead
+    (the server restarted or failed over within the pool's idle bound, config/pool_checks.py),
+    every pooled connection is checked and the read runs once more, instead of the answer
+    being thrown away and paid for again. A second failure is an outage: raised."""
+    try:
+        with db_step():
+            return read()
+    except (OperationalError, InterfaceError):
+        pool = getattr(connection, "pool", None)  # PostgreSQL's wrapper; None unless pooled
+        if pool is not None:
+            pool.check()  # psycopg_pool: each idle connection checked, the dead replaced
+        with db_step():
+            return read()
 
 
 class WorkerRuntime:
