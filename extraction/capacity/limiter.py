@@ -37,7 +37,7 @@ def _lua(name: str) -> str:
 
 
 # The scripts (extraction/capacity/lua/), read once per process.
-_ACQUIRE = _lua("acquire")
+_ACQUIRE = _lua("headroom_function") + _lua("acquire")
 _COOLDOWN = _lua("cooldown")
 _HEADROOM = _lua("headroom_function") + _lua("headroom")
 _PERMITS = _lua("permits")
@@ -186,6 +186,11 @@ def _in_flight_weight(limits: PoolLimits, tokens: int) -> int:
     return tokens if limits.budget == "kv_tokens" else 1
 
 
+def _unit_weights(limits: PoolLimits) -> str:
+    """ "1" when every permit of the pool weighs 1: the scripts count them instead of summing."""
+    return "0" if limits.budget == "kv_tokens" else "1"
+
+
 def _redis() -> Any:
     # Any: redis-py types every command's reply as "a value or an awaitable of it".
     return get_redis_connection("default")
@@ -235,6 +240,7 @@ def acquire(limits: PoolLimits, *, tokens: int, holder: str = "") -> Permit | De
             int(settings.CAPACITY_PERMIT_TTL_SECONDS * 1000),
             int(settings.CAPACITY_RAMP_SECONDS * 1000),
             weight,
+            _unit_weights(limits),
         )
     except Exception as exc:  # noqa: BLE001 - Redis down or unreachable
         return _unavailable(limits, tokens, weight, exc)
@@ -285,6 +291,7 @@ def release(permit: Permit, *, actual_tokens: int | None) -> None:
             permit.weight,
             limits.requests_per_minute,
             limits.in_flight_limit,
+            _unit_weights(limits),
         )
     except Exception:  # noqa: BLE001 - the permit's TTL returns it if this is lost
         logger.warning("could not release a capacity permit; its TTL will", extra={"pool": permit.pool})
@@ -371,7 +378,16 @@ def has_headroom(limits: PoolLimits) -> bool:
     keys = _keys(limits.name)
     try:
         return bool(
-            _run_script(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, limits.in_flight_limit)
+            _run_script(
+                _HEADROOM,
+                3,
+                keys[0],
+                keys[3],
+                keys[4],
+                limits.requests_per_minute,
+                limits.in_flight_limit,
+                _unit_weights(limits),
+            )
         )
     except Exception:  # noqa: BLE001
         return settings.CAPACITY_FAIL_MODE == "local"
@@ -391,7 +407,16 @@ def headroom(limits: PoolLimits) -> int:
     keys = _keys(limits.name)
     try:
         free = int(
-            _run_script(_HEADROOM, 3, keys[0], keys[3], keys[4], limits.requests_per_minute, limits.in_flight_limit)
+            _run_script(
+                _HEADROOM,
+                3,
+                keys[0],
+                keys[3],
+                keys[4],
+                limits.requests_per_minute,
+                limits.in_flight_limit,
+                _unit_weights(limits),
+            )
         )
     except Exception:  # noqa: BLE001
         return UNCOUNTED if settings.CAPACITY_FAIL_MODE == "local" else 0

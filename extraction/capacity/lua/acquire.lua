@@ -1,7 +1,8 @@
 -- Take a request slot, a token reservation and an in-flight permit, all or nothing.
 -- KEYS: 1 requests zset, 2 tokens zset, 3 token sum, 4 in-flight zset, 5 cooldown, 6 ramp-start,
 --       7 permits reclaimed (a counter /metrics reads)
--- ARGV: 1 permit id, 2 tokens, 3 rpm, 4 tpm, 5 max in flight, 6 permit ttl ms, 7 ramp ms, 8 in-flight weight
+-- ARGV: 1 permit id, 2 tokens, 3 rpm, 4 tpm, 5 max in flight, 6 permit ttl ms, 7 ramp ms, 8 in-flight weight,
+--       9 "1" if every permit weighs 1 (live_weight, headroom_function.lua)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id, tokens = ARGV[1], tonumber(ARGV[2])
@@ -30,10 +31,7 @@ end
 local reclaimed = redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if reclaimed > 0 then redis.call('INCRBY', KEYS[7], reclaimed) end
 
-local in_flight = 0
-for _, m in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  in_flight = in_flight + tonumber(string.match(m, '|(%d+)$'))
-end
+local in_flight = live_weight(KEYS[4], now, ARGV[9] == '1')
 if in_flight + weight > math.max(weight, math.floor(max_in_flight * factor)) then
   return {0, 'in_flight', 0}
 end
