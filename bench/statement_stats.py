@@ -118,10 +118,19 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=30.0, help="(a): jobs per second")
     parser.add_argument("--seconds", type=float, default=15.0, help="(a): seconds of arrivals")
     parser.add_argument("--latency", type=float, default=10.0, help="(a): model latency in seconds")
+    parser.add_argument(
+        "--nested",
+        action="store_true",
+        help="count the statements run inside functions and triggers too (pg_stat_statements.track=all); "
+        "their time is then also inside the calling statement's",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-pgss-") as base_dir:
-        settings = {"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "top"}
+        settings = {
+            "shared_preload_libraries": "pg_stat_statements",
+            "pg_stat_statements.track": "all" if args.nested else "top",
+        }
         with PostgresPrimary(base_dir, port=PORT, settings=settings) as server:
             # Every process of the benchmark (and this one's Django) dials the bench-owned server.
             os.environ["POSTGRES_PORT"] = str(PORT)
