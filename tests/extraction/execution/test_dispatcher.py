@@ -1,10 +1,11 @@
 """The llm worker's dispatcher (extraction.execution.dispatcher) on real PostgreSQL and Redis: it
 claims for its free slots in one statement and no more, a slot freeing after a full claim claims
 the rest of a backlog without waiting for the poll, the take-in's NOTIFY alone wakes it, and a
-real llm worker runs a job with no broker wake-up at all."""
+real llm worker runs a job with no broker wake-up at all, even with no broker to reach."""
 
 from __future__ import annotations
 
+import socket
 import time
 from datetime import timedelta
 
@@ -159,6 +160,27 @@ def test_an_llm_worker_runs_a_taken_in_job_with_no_wake_up_message(processes, te
     job_id = _ready_job(tenant)
     wait_for(lambda: all_terminal([job_id]), timeout=60, message=processes.logs)
     assert ExtractionJob.objects.get(pk=job_id).state == "SUCCEEDED"
+
+
+@pytest.mark.slow
+def test_an_llm_worker_claims_and_completes_while_the_broker_is_unreachable(processes, tenant):
+    """RabbitMQ away from the start (the worker's broker URL names a loopback port nothing
+    listens on): the Celery consumer keeps trying to connect, and meanwhile the dispatcher,
+    which needs only PostgreSQL and Redis, claims and completes the jobs taken in."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    processes.celery(
+        "llm-no-broker",
+        "llm",
+        BROKER_URL=f"amqp://guest:guest@127.0.0.1:{closed_port}//",
+        WORKER_WAKE_UPS="notify",
+        WORKER_DISPATCH_POLL_SECONDS="0.5",
+    )
+    jobs = [_ready_job(tenant) for _ in range(3)]
+    wait_for(lambda: all_terminal(jobs), timeout=90, message=processes.logs)
+    assert _states(jobs) == ["SUCCEEDED"] * 3
+    assert "Cannot connect to amqp" in processes.logs(["llm-no-broker"])
 
 
 def test_the_listen_session_goes_where_postgres_listen_host_says(settings):
