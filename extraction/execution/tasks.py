@@ -20,6 +20,7 @@ from django.db import DatabaseError
 from kombu import Producer
 
 from config import tracing
+from config.celery import message_origin
 from config.messaging import durable_step, outbox_event, reject_to_dead_letters
 from config.outages import Outage
 from config.topology import LLM, WORK_EXCHANGE
@@ -85,7 +86,13 @@ def wake_workers(count: int, *, job_id: str | None = None) -> int:
             # and option merging, which cost more than the publish itself.
             task_id = str(uuid.uuid4())
             message = current_app.amqp.as_task_v2(
-                task_id, wake_up.name, args=(), kwargs=kwargs, argsrepr="()", kwargsrepr=kwargsrepr
+                task_id,
+                wake_up.name,
+                args=(),
+                kwargs=kwargs,
+                argsrepr="()",
+                kwargsrepr=kwargsrepr,
+                origin=message_origin(),
             )
             producer.publish(
                 message.body,

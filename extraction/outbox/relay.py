@@ -28,6 +28,7 @@ from opentelemetry.trace import SpanKind
 from config import probes, tracing
 from config.broker import broker_connection, connect_to_a_node
 from config.celery import app as celery_app
+from config.celery import message_origin
 from config.db import Notifications, prepared_cursor
 from config.outages import Outage
 from config.sql import load_statements
@@ -360,6 +361,7 @@ class OutboxRelay(ConfirmedRows):
                     # publish; the event id and type say everything a log needs.
                     argsrepr="()",
                     kwargsrepr=f"event {row.event_type} {message_id}",
+                    origin=message_origin(),
                 )
                 body, headers, properties = task.body, task.headers, dict(task.properties)
                 content = {"serializer": "json"}

@@ -100,3 +100,20 @@ def test_a_nacked_row_in_a_batch_is_refused_alone(vhost_url):
     assert list(refused) == [row.event_id for row in nacked]
     assert all(isinstance(exc, NotConfirmed) for exc in refused.values())
     assert queue_depth(vhost_url, DELIVERY) == 4
+
+
+def test_a_task_message_carries_the_origin_celery_would_give_it(vhost_url):
+    """The origin header is computed once per process (config.celery.message_origin), and is the
+    one Celery's as_task_v2 computes per message when none is passed."""
+    from celery.utils.nodenames import anon_nodename
+
+    relay = _connected(vhost_url)
+    try:
+        (row,) = _rows("extraction.requested.v1", 1)
+        assert relay.publish_batch([row]) == ([row.event_id], {})
+    finally:
+        relay.close()
+    with Connection(vhost_url) as conn:
+        message = conn.default_channel.basic_get(INGRESS, no_ack=True)
+    assert message is not None
+    assert (message.headers["id"], message.headers["origin"]) == (str(row.event_id), anon_nodename())
