@@ -11,14 +11,11 @@ written as one statement per set of pools.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from django.conf import settings
-
 from extraction.execution import lifecycle
-from extraction.execution.group_commit import GroupCommit, Pending
+from extraction.execution.group_commit import Pending, ProcessBatcher
 from extraction.execution.lifecycle import Claim
 from extraction.execution.runtime import db_step
 
@@ -54,14 +51,5 @@ def claim_batch(batch: list[PendingClaim]) -> None:
             pending.settle(claims[index] if index < len(claims) else None)
 
 
-_batcher: GroupCommit[ClaimRequest, Claim | None] | None = None
-_batcher_lock = threading.Lock()
-
-
-def batcher() -> GroupCommit[ClaimRequest, Claim | None]:
-    """This process's claim batcher: ``batcher().submit(request)`` is a claim or None."""
-    global _batcher
-    with _batcher_lock:
-        if _batcher is None:
-            _batcher = GroupCommit(claim_batch, max_batch=settings.WORKER_CLAIM_BATCH)
-        return _batcher
+# This process's claim batcher: ``batcher().submit(request)`` is a claim or None.
+batcher: ProcessBatcher[ClaimRequest, Claim | None] = ProcessBatcher(claim_batch, size_setting="WORKER_CLAIM_BATCH")

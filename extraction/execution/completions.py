@@ -16,15 +16,13 @@ What cannot go wrong in a batch:
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
-from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from extraction.execution import lifecycle
 from extraction.execution.faults import fault_point
-from extraction.execution.group_commit import GroupCommit, Pending, settle_splitting
+from extraction.execution.group_commit import Pending, ProcessBatcher, settle_splitting
 from extraction.execution.lifecycle import Completion
 from extraction.execution.runtime import db_step
 
@@ -62,14 +60,5 @@ def _write_retrying(completions: list[Completion]) -> list[bool]:
     raise AssertionError("unreachable")
 
 
-_batcher: GroupCommit[Completion, bool] | None = None
-_batcher_lock = threading.Lock()
-
-
-def batcher() -> GroupCommit[Completion, bool]:
-    """This process's completion batcher: ``batcher().submit(completion)`` is the verdict."""
-    global _batcher
-    with _batcher_lock:
-        if _batcher is None:
-            _batcher = GroupCommit(write_batch, max_batch=settings.WORKER_COMPLETION_BATCH)
-        return _batcher
+# This process's completion batcher: ``batcher().submit(completion)`` is the verdict.
+batcher: ProcessBatcher[Completion, bool] = ProcessBatcher(write_batch, size_setting="WORKER_COMPLETION_BATCH")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError
 
 Request = TypeVar("Request")
@@ -83,6 +84,28 @@ class GroupCommit(Generic[Request, Answer]):
         """Requests queued and not yet being written."""
         with self._changed:
             return len(self._queue)
+
+
+class ProcessBatcher(Generic[Request, Answer]):
+    """A process's one GroupCommit for ``write``, built at its first use with the batch size the
+    setting ``size_setting`` has then (tests change it; an import-time read would miss that).
+    ``batcher().submit(request)`` is the request's answer; ``reset()`` forgets the instance."""
+
+    def __init__(self, write: Callable[[list[Pending[Request, Answer]]], None], *, size_setting: str) -> None:
+        self._write = write
+        self._size_setting = size_setting
+        self._lock = threading.Lock()
+        self._group: GroupCommit[Request, Answer] | None = None
+
+    def __call__(self) -> GroupCommit[Request, Answer]:
+        with self._lock:
+            if self._group is None:
+                self._group = GroupCommit(self._write, max_batch=int(getattr(settings, self._size_setting)))
+            return self._group
+
+    def reset(self) -> None:
+        with self._lock:
+            self._group = None
 
 
 def settle_splitting(

@@ -8,13 +8,10 @@ off, so only it is dead-lettered."""
 from __future__ import annotations
 
 import logging
-import threading
-
-from django.conf import settings
 
 from extraction.execution import lifecycle
 from extraction.execution.faults import fault_point
-from extraction.execution.group_commit import GroupCommit, Pending, settle_splitting
+from extraction.execution.group_commit import Pending, ProcessBatcher, settle_splitting
 from extraction.execution.lifecycle import Arrival
 from extraction.execution.outcomes import TakeIn
 
@@ -26,14 +23,5 @@ def take_in_batch(batch: list[Pending[Arrival, TakeIn]]) -> None:
     settle_splitting(batch, lifecycle.take_in_requested_events, logger=logger, what="requested messages")
 
 
-_batcher: GroupCommit[Arrival, TakeIn] | None = None
-_batcher_lock = threading.Lock()
-
-
-def batcher() -> GroupCommit[Arrival, TakeIn]:
-    """This process's take-in batcher: ``batcher().submit(arrival)`` is the message's outcome."""
-    global _batcher
-    with _batcher_lock:
-        if _batcher is None:
-            _batcher = GroupCommit(take_in_batch, max_batch=settings.INGRESS_TAKE_IN_BATCH)
-        return _batcher
+# This process's take-in batcher: ``batcher().submit(arrival)`` is the message's outcome.
+batcher: ProcessBatcher[Arrival, TakeIn] = ProcessBatcher(take_in_batch, size_setting="INGRESS_TAKE_IN_BATCH")

@@ -82,8 +82,7 @@ def test_a_claim_the_database_refuses_reaches_every_slot_of_its_batch(monkeypatc
     assert [(p.settled, p.error) for p in batch] == [(True, error), (True, error)]
 
 
-def test_the_process_batcher_takes_its_size_from_the_settings(settings, monkeypatch):
-    monkeypatch.setattr(claims, "_batcher", None)
+def test_the_process_batcher_takes_its_size_from_the_settings(settings, process_batchers_reset):
     settings.WORKER_CLAIM_BATCH = 5
     assert claims.batcher().max_batch == 5
     assert claims.batcher() is claims.batcher()

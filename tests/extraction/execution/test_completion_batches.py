@@ -220,8 +220,7 @@ def test_a_batch_and_the_heartbeat_lock_their_jobs_in_the_same_order(tenant):
     assert results == {"lost": set(), "won": [True, True]}
 
 
-def test_the_process_batcher_takes_its_size_from_the_settings(settings, monkeypatch):
-    monkeypatch.setattr(completions, "_batcher", None)
+def test_the_process_batcher_takes_its_size_from_the_settings(settings, process_batchers_reset):
     settings.WORKER_COMPLETION_BATCH = 7
     assert completions.batcher().max_batch == 7
     assert completions.batcher() is completions.batcher()

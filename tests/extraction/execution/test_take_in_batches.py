@@ -60,8 +60,7 @@ def test_a_message_the_database_refuses_is_split_off_and_the_others_are_taken_in
     assert sorted(states) == ["ACCEPTED", "READY", "READY"]
 
 
-def test_the_process_batcher_takes_its_size_from_the_settings(settings, monkeypatch):
-    monkeypatch.setattr(take_ins, "_batcher", None)
+def test_the_process_batcher_takes_its_size_from_the_settings(settings, process_batchers_reset):
     settings.INGRESS_TAKE_IN_BATCH = 3
     assert take_ins.batcher().max_batch == 3
     assert take_ins.batcher() is take_ins.batcher()
