@@ -375,22 +375,27 @@ def has_headroom(limits: PoolLimits) -> bool:
         return True
     if answered is not None and answered[0] == limits.name:
         return answered[1]
-    keys = _keys(limits.name)
     try:
-        return bool(
-            _run_script(
-                _HEADROOM,
-                3,
-                keys[0],
-                keys[3],
-                keys[4],
-                limits.requests_per_minute,
-                limits.in_flight_limit,
-                _unit_weights(limits),
-            )
-        )
+        return bool(_run_headroom(limits))
     except Exception:  # noqa: BLE001
         return settings.CAPACITY_FAIL_MODE == "local"
+
+
+def _run_headroom(limits: PoolLimits) -> int:
+    """headroom.lua for the pool: how many calls it could start now (0 while it cools down)."""
+    keys = _keys(limits.name)
+    return int(
+        _run_script(
+            _HEADROOM,
+            3,
+            keys[0],
+            keys[3],
+            keys[4],
+            limits.requests_per_minute,
+            limits.in_flight_limit,
+            _unit_weights(limits),
+        )
+    )
 
 
 # What headroom() answers when it cannot count calls: no bound on the claim but the caller's.
@@ -404,20 +409,8 @@ def headroom(limits: PoolLimits) -> int:
     fail mode, while Redis is unreachable; 0 then under the closed fail mode."""
     if limits.budget == UNLIMITED:
         return UNCOUNTED
-    keys = _keys(limits.name)
     try:
-        free = int(
-            _run_script(
-                _HEADROOM,
-                3,
-                keys[0],
-                keys[3],
-                keys[4],
-                limits.requests_per_minute,
-                limits.in_flight_limit,
-                _unit_weights(limits),
-            )
-        )
+        free = _run_headroom(limits)
     except Exception:  # noqa: BLE001
         return UNCOUNTED if settings.CAPACITY_FAIL_MODE == "local" else 0
     return (UNCOUNTED if free else 0) if limits.budget == "kv_tokens" else free
