@@ -77,6 +77,13 @@ class Tenant(models.Model):
     # severities overriding the policy's defaults ({"check": "blocking" | "warning" | "off"}).
     allowed_currencies = models.JSONField(default=default_allowed_currencies, blank=True)
     validation_overrides = models.JSONField(default=dict, blank=True)
+    # Owned by the database (extraction/functions.sql): raised in the transaction that changes
+    # the two fields above or any of the tenant's suppliers, and never written by anything else
+    # (a save() that sends an older value keeps the stored one). A worker caches the policy by
+    # it, and a completion wins only under the revision it was judged with.
+    policy_revision = models.BigIntegerField(
+        default=1, db_default=1, editable=False, help_text="Raised by every change of the validation policy."
+    )
     # A structured e-invoice (UBL, CII, Factur-X/ZUGFeRD) states its data exactly: read it
     # rather than pay a model to guess it, unless the tenant wants every document to a model.
     einvoice_intake = models.CharField(

@@ -169,3 +169,63 @@ END $$
 -- name: job_events_notify_trigger
 CREATE OR REPLACE TRIGGER job_events_notify AFTER INSERT ON job_events
     FOR EACH STATEMENT EXECUTE FUNCTION job_events_notify()
+
+
+-- name: tenant_policy_revision_kept
+-- accounts_tenant.policy_revision is the database's: raised by one when the validation policy
+-- (allowed currencies, severity overrides) changes, else kept, whatever the UPDATE set it to. A
+-- Django save() writes every column, with whatever revision it loaded; taken as written, a
+-- save from a stale form could lower the revision and make a worker's outdated cached policy
+-- look current. The suppliers' trigger raises it from inside a trigger (depth 2): kept as set.
+CREATE OR REPLACE FUNCTION tenant_policy_revision_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF pg_trigger_depth() > 1 THEN
+        RETURN NEW;
+    END IF;
+    NEW.policy_revision := OLD.policy_revision
+        + CASE WHEN NEW.allowed_currencies IS DISTINCT FROM OLD.allowed_currencies
+                 OR NEW.validation_overrides IS DISTINCT FROM OLD.validation_overrides
+               THEN 1 ELSE 0 END;
+    RETURN NEW;
+END $$
+
+
+-- name: tenant_policy_revision_kept_trigger
+CREATE OR REPLACE TRIGGER tenant_policy_revision_kept BEFORE UPDATE ON accounts_tenant
+    FOR EACH ROW EXECUTE FUNCTION tenant_policy_revision_kept()
+
+
+-- name: suppliers_changed
+-- Supplier master data is part of the validation policy: a statement that inserts, updates or
+-- deletes suppliers raises their tenants' policy_revision once, in its own transaction (a CSV
+-- import of thousands of rows is one raise per tenant, not one per row).
+CREATE OR REPLACE FUNCTION suppliers_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE accounts_tenant SET policy_revision = policy_revision + 1
+         WHERE id IN (SELECT tenant_id FROM new_suppliers);
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE accounts_tenant SET policy_revision = policy_revision + 1
+         WHERE id IN (SELECT tenant_id FROM old_suppliers);
+    ELSE
+        UPDATE accounts_tenant SET policy_revision = policy_revision + 1
+         WHERE id IN (SELECT tenant_id FROM new_suppliers UNION SELECT tenant_id FROM old_suppliers);
+    END IF;
+    RETURN NULL;
+END $$
+
+
+-- name: suppliers_inserted_trigger
+CREATE OR REPLACE TRIGGER suppliers_inserted AFTER INSERT ON suppliers
+    REFERENCING NEW TABLE AS new_suppliers FOR EACH STATEMENT EXECUTE FUNCTION suppliers_changed()
+
+
+-- name: suppliers_updated_trigger
+CREATE OR REPLACE TRIGGER suppliers_updated AFTER UPDATE ON suppliers
+    REFERENCING OLD TABLE AS old_suppliers NEW TABLE AS new_suppliers
+    FOR EACH STATEMENT EXECUTE FUNCTION suppliers_changed()
+
+
+-- name: suppliers_deleted_trigger
+CREATE OR REPLACE TRIGGER suppliers_deleted AFTER DELETE ON suppliers
+    REFERENCING OLD TABLE AS old_suppliers FOR EACH STATEMENT EXECUTE FUNCTION suppliers_changed()

@@ -11,6 +11,7 @@ used.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
@@ -34,7 +35,7 @@ from extraction.capacity.tokens import reservation
 from extraction.execution import completions, lifecycle, retry
 from extraction.execution.faults import fault_point
 from extraction.execution.lifecycle import AttemptReport, Claim, Completion
-from extraction.execution.outcomes import AttemptResult
+from extraction.execution.outcomes import AttemptResult, CompletionVerdict
 from extraction.execution.runtime import Interrupted, WorkerRuntime, call_provider, db_step, read_after_model_call
 from extraction.intake.text import DocumentText
 from extraction.models import AttemptOutcome, Document, ExtractedText
@@ -52,6 +53,9 @@ logger = logging.getLogger("extraction.worker")
 # The rules and the models answer invoice.v1's fields; a v2 job gets them upgraded, with what
 # only v2 carries (allowances, VAT breakdown, ...) null.
 MODEL_ANSWER_SCHEMA = "invoice.v1"
+# Verdicts one answer gets when the tenant's policy changes under each (an import running while
+# the job completes); past that, the lease runs out and the reaper retries the job.
+POLICY_REJUDGE_LIMIT = 5
 
 
 @dataclass(frozen=True)
@@ -276,31 +280,54 @@ def _judge_and_complete(
     ``cross_checked_by`` is a model's answer that must agree with ``invoice`` (model_agrees)."""
     # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
     # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
-    # The policy's read and the completion are one statement each; the validation runs
-    # between them, holding no lock.
-    verdict = read_after_model_call(
-        lambda: validate_extraction(invoice=invoice, document=document, tenant_id=claim.tenant_id)
-    )
-    if cross_checked_by is not None:
-        verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
-    validation = {**verdict.as_dict(), **extra}
-    # Written with the completions of the process's other slots (execution.completions); this
-    # row's verdict is back before anything below runs.
-    completed = completions.batcher().submit(
-        Completion(
-            claim,
-            review_required=verdict.review_required,
-            output=invoice.model_dump(mode="json", by_alias=True),
-            validation=validation,
-            policy_version=verdict.policy_version,
-            report=report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED),
+    # The policy is this process's copy of the revision the claim returned, when it has one
+    # (extraction.validation.policy_cache), else one read; the validation holds no lock. The
+    # completion wins only if that revision is still the tenant's: if the policy changed
+    # meanwhile, the answer is judged again by the policy as it is now (no model call).
+    revision = claim.policy_revision
+    for _ in range(POLICY_REJUDGE_LIMIT):
+        verdict = read_after_model_call(
+            functools.partial(
+                validate_extraction,
+                invoice=invoice,
+                document=document,
+                tenant_id=claim.tenant_id,
+                policy_revision=revision,
+            )
         )
-    )
+        if cross_checked_by is not None:
+            verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
+        validation = {**verdict.as_dict(), **extra}
+        # Written with the completions of the process's other slots (execution.completions);
+        # this row's verdict is back before anything below runs.
+        completed = completions.batcher().submit(
+            Completion(
+                claim,
+                review_required=verdict.review_required,
+                output=invoice.model_dump(mode="json", by_alias=True),
+                validation=validation,
+                policy_version=verdict.policy_version,
+                report=report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED),
+                policy_revision=verdict.tenant_policy_revision,
+            )
+        )
+        if completed is not CompletionVerdict.POLICY_CHANGED:
+            break
+        logger.info(
+            "tenant policy changed while judging: judging again",
+            extra={**claim.log_extra(), "policy_revision": verdict.tenant_policy_revision},
+        )
+        revision = None  # read the policy as it is now
+    else:
+        # The policy changed under every verdict: the lease runs out and the reaper retries.
+        logger.error("tenant policy kept changing: completion given up", extra=claim.log_extra())
+        return AttemptResult.STALE
+    won = completed is CompletionVerdict.WON
     logger.info(
-        "attempt completed" if completed else "stale completion discarded",
+        "attempt completed" if won else "stale completion discarded",
         extra={**claim.log_extra(), "review_required": verdict.review_required, "reasons": verdict.reasons},
     )
-    return AttemptResult.COMPLETED if completed else AttemptResult.STALE
+    return AttemptResult.COMPLETED if won else AttemptResult.STALE
 
 
 def _einvoice_intake(tenant_id: uuid.UUID) -> str | None:

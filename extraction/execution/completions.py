@@ -4,7 +4,8 @@ completions that queue while one batch is written go out in the next. The slot t
 its own row's verdict before it logs, counts or ends its span.
 
 What cannot go wrong in a batch:
-- each row keeps its own guard (fence and live lease) and its own verdict (stale or won);
+- each row keeps its own guard (fence, live lease, the policy revision it was judged with) and its
+  own verdict (won, stale, or judged with an outdated policy);
 - a failed batch is never dropped: a lost connection or a deadlock is retried whole; a batch one
   of whose rows the database refuses is split until the refused row is alone, and only its slot
   sees the error;
@@ -24,6 +25,7 @@ from extraction.execution import lifecycle
 from extraction.execution.faults import fault_point
 from extraction.execution.group_commit import Pending, ProcessBatcher, settle_splitting
 from extraction.execution.lifecycle import Completion
+from extraction.execution.outcomes import CompletionVerdict
 from extraction.execution.runtime import db_step
 
 logger = logging.getLogger("extraction.worker")
@@ -32,7 +34,7 @@ logger = logging.getLogger("extraction.worker")
 # error (the slot logs it and the lease runs out: the reaper retries the job).
 RETRY_PAUSES_SECONDS = (0.05, 0.25, 1.0)
 
-PendingCompletion = Pending[Completion, bool]
+PendingCompletion = Pending[Completion, CompletionVerdict]
 
 
 def write_batch(batch: list[PendingCompletion]) -> None:
@@ -41,7 +43,7 @@ def write_batch(batch: list[PendingCompletion]) -> None:
     settle_splitting(batch, _write_retrying, logger=logger, what="completions")
 
 
-def _write_retrying(completions: list[Completion]) -> list[bool]:
+def _write_retrying(completions: list[Completion]) -> list[CompletionVerdict]:
     """``complete_jobs``, retried whole after a lost connection or a deadlock (a slot does not
     retry a completion itself: after these, its lease runs out and the reaper retries the job)."""
     for pause in (*RETRY_PAUSES_SECONDS, None):
@@ -61,4 +63,6 @@ def _write_retrying(completions: list[Completion]) -> list[bool]:
 
 
 # This process's completion batcher: ``batcher().submit(completion)`` is the verdict.
-batcher: ProcessBatcher[Completion, bool] = ProcessBatcher(write_batch, size_setting="WORKER_COMPLETION_BATCH")
+batcher: ProcessBatcher[Completion, CompletionVerdict] = ProcessBatcher(
+    write_batch, size_setting="WORKER_COMPLETION_BATCH"
+)

@@ -37,7 +37,7 @@ from config.db import prepared_cursor
 from config.instruments import ACCEPT_TO_TERMINAL, ATTEMPTS
 from config.sql import load_statements
 from extraction.events import EventType
-from extraction.execution.outcomes import AttemptResult, TakeIn
+from extraction.execution.outcomes import AttemptResult, CompletionVerdict, TakeIn
 from extraction.models import AttemptOutcome, JobState, QuarantinedMessage
 
 logger = logging.getLogger(__name__)
@@ -66,6 +66,8 @@ class Claim:
     deadline_at: datetime
     worker_id: str
     more_eligible: bool = True  # another job was eligible when this one was claimed
+    # The tenant's validation policy revision when the job was claimed (None: not known).
+    policy_revision: int | None = None
 
     def log_extra(self) -> dict[str, Any]:
         return {"job_id": str(self.job_id), "attempt": self.attempt, "fence": self.fence, "worker_id": self.worker_id}
@@ -294,6 +296,7 @@ def claim_next_jobs(
         fence,
         deadline_epoch,
         more_eligible,
+        policy_revision,
     ) in rows:
         claims.append(
             Claim(
@@ -309,6 +312,7 @@ def claim_next_jobs(
                 deadline_at=datetime.fromtimestamp(deadline_epoch, tz=UTC),
                 worker_id=worker_id,
                 more_eligible=more_eligible,
+                policy_revision=policy_revision,
             )
         )
     return claims
@@ -341,7 +345,10 @@ def extend_leases(claims: Sequence[Claim], *, lease_seconds: float | None = None
 
 @dataclass(frozen=True)
 class Completion:
-    """An attempt's result, ready to complete its job (EXE-3): SUCCEEDED, or REVIEW_REQUIRED."""
+    """An attempt's result, ready to complete its job (EXE-3): SUCCEEDED, or REVIEW_REQUIRED.
+
+    ``policy_revision`` is the revision of the tenant's validation policy the verdict was judged
+    with: the completion wins only while it is the tenant's current one (None: not checked)."""
 
     claim: Claim
     review_required: bool
@@ -349,17 +356,18 @@ class Completion:
     validation: dict[str, Any]
     policy_version: str
     report: AttemptReport
+    policy_revision: int | None = None
 
     @property
     def to_state(self) -> JobState:
         return JobState.REVIEW_REQUIRED if self.review_required else JobState.SUCCEEDED
 
 
-def complete_jobs(completions: Sequence[Completion]) -> list[bool]:
+def complete_jobs(completions: Sequence[Completion]) -> list[CompletionVerdict]:
     """EXE-3 for a batch: each job's result row + state + outbox event under its own fence and a
     live lease, and the admission budget given back per tenant, all in one transaction. Returns
-    each completion's verdict, in order: False = stale (someone else's job now): discarded, and
-    recorded in the attempt ledger.
+    each completion's verdict, in order: STALE (someone else's job now: discarded, and recorded
+    in the attempt ledger) or POLICY_CHANGED (judged with an outdated policy: nothing written).
 
     More than one job: their rows are locked in id order first (``lock_jobs_in_id_order``), so
     batches and the heartbeat over overlapping jobs cannot deadlock. The metrics are counted
@@ -395,6 +403,8 @@ def complete_jobs(completions: Sequence[Completion]) -> list[bool]:
                 "prices": _price_micros(claim.model_policy),
                 "event_ids": uuid.uuid4(),
                 "event_types": EventType.REVIEW_REQUIRED if done.review_required else EventType.COMPLETED,
+                "tenants": claim.tenant_id,
+                "policy_revisions": done.policy_revision,
             }
         )
     # The statement takes one array per column.
@@ -405,18 +415,19 @@ def complete_jobs(completions: Sequence[Completion]) -> list[bool]:
         if len(completions) > 1:
             cursor.execute(SQL["lock_jobs_in_id_order"], {"jobs": params["jobs"]}, prepare=True)
         cursor.execute(SQL["complete_jobs"], params, prepare=True)
-        verdicts = {job_id: (won, accepted_seconds_ago) for job_id, won, accepted_seconds_ago in cursor.fetchall()}
-    won_all = []
+        rows_back = {job_id: (verdict, seconds_ago) for job_id, verdict, seconds_ago in cursor.fetchall()}
+    verdicts = []
     for done in completions:
-        won, accepted_seconds_ago = verdicts[done.claim.job_id]
-        if won:
+        verdict, accepted_seconds_ago = rows_back[done.claim.job_id]
+        verdict = CompletionVerdict(verdict)
+        if verdict is CompletionVerdict.WON:
             _count_attempt(done.report.outcome)
             _observe_end(done.to_state, accepted_seconds_ago)
-        else:
+        elif verdict is CompletionVerdict.STALE:
             _count_attempt(AttemptOutcome.STALE_COMPLETION)
             logger.warning("stale completion discarded", extra=done.claim.log_extra())
-        won_all.append(bool(won))
-    return won_all
+        verdicts.append(verdict)
+    return verdicts
 
 
 def complete_job(
@@ -428,9 +439,10 @@ def complete_job(
     policy_version: str,
     report: AttemptReport,
 ) -> bool:
-    """EXE-3 for one job (:func:`complete_jobs` with one completion). False = stale completion."""
+    """EXE-3 for one job (:func:`complete_jobs` with one completion, its policy revision not
+    checked). False = stale completion."""
     completion = Completion(claim, review_required, output, validation, policy_version, report)
-    return complete_jobs([completion])[0]
+    return complete_jobs([completion])[0] is CompletionVerdict.WON
 
 
 def retry_or_fail(

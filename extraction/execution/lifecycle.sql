@@ -188,10 +188,13 @@ WITH running AS (
 )
 -- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
 -- than the rest of reading the row. more_eligible: a candidate was left over (or the fallback
--- took this one). In the fair order, as single claims would have taken them.
+-- took this one). The tenant's policy_revision: the worker judges with its cached policy of
+-- that revision, if it has one, and complete_jobs checks it is still current. In the fair
+-- order, as single claims would have taken them.
 SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
        taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
-       taken.fallback OR (SELECT count(*) FROM candidates) > (SELECT count(*) FROM taken)
+       taken.fallback OR (SELECT count(*) FROM candidates) > (SELECT count(*) FROM taken),
+       (SELECT t.policy_revision FROM accounts_tenant AS t WHERE t.id = taken.tenant_id)
   FROM taken
  WHERE (SELECT count(*) FROM recorded) >= 0
  ORDER BY taken.share, taken.effective_at
@@ -231,7 +234,10 @@ SELECT id FROM extraction_jobs WHERE id = ANY(%(jobs)s::uuid[]) ORDER BY id FOR 
 -- under its own fence and a live lease, the attempt's ledger row, the event, the result and the
 -- outbox event; the admission budget given back once per tenant (the jobs summed,
 -- extraction_release_admissions). A row whose job is someone else's moves nothing and writes
--- nothing but its ledger row's stale verdict. Returns every row with won = whether it moved.
+-- nothing but its ledger row's stale verdict. A row judged with a revision of the tenant's
+-- validation policy that is no longer current (VAL-2: the worker's cached policy, and the
+-- policy changed since the claim) moves and writes nothing: the job stays the worker's, which
+-- judges it again. Returns every row's verdict: won, stale or policy_changed.
 --
 -- The CTEs share one snapshot, so a job's spend adds this attempt's tokens (from ``done``) to its
 -- earlier attempts' (the ledger still shows this one as running). A batch of more than one job
@@ -243,10 +249,18 @@ WITH done AS (
                   %(models)s::text[], %(request_ids)s::text[], %(input_tokens)s::int[], %(output_tokens)s::int[],
                   %(latencies_ms)s::int[], %(http_statuses)s::int[], %(retry_afters)s::float8[], %(errors)s::text[],
                   %(outputs)s::jsonb[], %(validations)s::jsonb[], %(policy_versions)s::text[],
-                  %(prices)s::bigint[], %(event_ids)s::uuid[], %(event_types)s::text[])
+                  %(prices)s::bigint[], %(event_ids)s::uuid[], %(event_types)s::text[], %(tenants)s::uuid[],
+                  %(policy_revisions)s::bigint[])
         AS done(job, fence, attempt, to_state, reason, detail, outcome, provider, model, request_id,
                 input_tokens, output_tokens, latency_ms, http_status, retry_after, error, output, validation,
-                policy_version, price, event_id, event_type)
+                policy_version, price, event_id, event_type, tenant, policy_revision)
+)
+-- Read in the statement's snapshot: a policy change that commits while this runs is ordered
+-- after the completion, as if it had come a moment later. A null revision is not checked.
+, judged_with_old_policy AS (
+    SELECT done.job
+      FROM done JOIN accounts_tenant AS t ON t.id = done.tenant
+     WHERE t.policy_revision <> done.policy_revision
 )
 , moved AS (
     UPDATE extraction_jobs AS j
@@ -257,6 +271,7 @@ WITH done AS (
      -- generic plan walked every RUNNING job (job_running_tenant_idx) for each batch.
      WHERE j.id = ANY(%(jobs)s::uuid[]) AND j.id = done.job
        AND j.state = job_state_running() AND j.fence = done.fence AND j.lease_until > now()
+       AND done.job NOT IN (SELECT job FROM judged_with_old_policy)
     RETURNING j.id, j.tenant_id, j.state_version, j.byte_size, j.estimated_tokens, j.created_at
 )
 , ended AS (
@@ -269,7 +284,7 @@ WITH done AS (
            error_detail = CASE WHEN moved.id IS NOT NULL THEN done.error
                                ELSE 'completion refused: fence or lease no longer ours' END
       FROM done LEFT JOIN moved ON moved.id = done.job
-     WHERE a.job_id = done.job AND a.fence = done.fence
+     WHERE a.job_id = done.job AND a.fence = done.fence AND done.job NOT IN (SELECT job FROM judged_with_old_policy)
 )
 , won AS (
     SELECT moved.id, moved.tenant_id, moved.state_version, moved.byte_size, moved.estimated_tokens,
@@ -304,9 +319,13 @@ WITH done AS (
     SELECT id, output, validation, policy_version, attempt, fence, provider, model, now()
       FROM won
 )
--- won: the row's verdict; the seconds since acceptance feed the accept-to-terminal histogram of
+-- The row's verdict; the seconds since acceptance feed the accept-to-terminal histogram of
 -- /metrics. The counts read recorded and released to the end, which runs them.
-SELECT done.job, moved.id IS NOT NULL, extract(epoch FROM now() - moved.created_at)::float8
+SELECT done.job,
+       CASE WHEN moved.id IS NOT NULL THEN 'won'
+            WHEN done.job IN (SELECT job FROM judged_with_old_policy) THEN 'policy_changed'
+            ELSE 'stale' END,
+       extract(epoch FROM now() - moved.created_at)::float8
   FROM done LEFT JOIN moved ON moved.id = done.job
  WHERE (SELECT count(*) FROM recorded) >= 0 AND (SELECT count(*) FROM released) >= 0
 

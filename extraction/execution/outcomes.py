@@ -22,6 +22,16 @@ class AttemptResult(StrEnum):
     STALE = "stale"  # the job was no longer ours: nothing but the ledger row was written
 
 
+class CompletionVerdict(StrEnum):
+    """What ``complete_jobs`` made of one completion; the statement's own words."""
+
+    WON = "won"  # SUCCEEDED or REVIEW_REQUIRED written under the fence
+    STALE = "stale"  # someone else's job now: only the ledger row's stale verdict was written
+    # Judged with a revision of the tenant's validation policy that is no longer current:
+    # nothing written, the job is still ours, judge it again with the policy as it is now.
+    POLICY_CHANGED = "policy_changed"
+
+
 class TakeIn(StrEnum):
     """What the ingress made of a requested event (``take_in_requested_event``)."""
 

@@ -53,7 +53,7 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -75,6 +75,7 @@ from extraction.validation.locale import (
     TURKISH_TAX_ID_SCHEMES,
     TURKISH_TAX_OFFICE_LABEL,
 )
+from extraction.validation.policy_cache import policies
 from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1, InvoiceV2
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 
@@ -147,15 +148,20 @@ class ValidationOutcome:
     checks: list[dict[str, Any]]
     reasons: list[str]  # reason codes of the failed blocking checks, in check order
     severities: dict[str, str] = field(default_factory=dict)  # the effective policy applied
+    # The revision of the tenant's policy judged with (None: not read from a tenant).
+    tenant_policy_revision: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        judged = {
             "policy_version": self.policy_version,
             "review_required": self.review_required,
             "reasons": list(self.reasons),
             "severities": dict(self.severities),
             "checks": [dict(check) for check in self.checks],
         }
+        if self.tenant_policy_revision is not None:
+            judged["tenant_policy_revision"] = self.tenant_policy_revision
+        return judged
 
     def with_check(self, check: dict[str, Any]) -> ValidationOutcome:
         """This outcome with one more check judged outside the policy (a cross-check with another
@@ -169,6 +175,7 @@ class ValidationOutcome:
             checks=[*self.checks, check],
             reasons=reasons,
             severities={**self.severities, check["check"]: check["severity"]},
+            tenant_policy_revision=self.tenant_policy_revision,
         )
 
     def failed(self, severity: str | None = None) -> list[dict[str, Any]]:
@@ -189,6 +196,16 @@ class MasterData:
     has_records: bool
     supplier: SupplierRecord | None
     matched_by: str = ""  # "vat_id" or "name"
+
+
+@dataclass(frozen=True)
+class TenantPolicy:
+    """One revision of a tenant's validation policy, as far as one invoice needs it."""
+
+    revision: int
+    allowed_currencies: list[str]
+    overrides: dict[str, Any]
+    master: MasterData
 
 
 @dataclass(frozen=True)
@@ -215,9 +232,11 @@ def validate_extraction(
     document: DocumentText,
     tenant_id: uuid.UUID,
     attested_fields: frozenset[str] = frozenset(),
+    policy_revision: int | None = None,
 ) -> ValidationOutcome:
     """Judge an extraction by the policy, with the tenant's currencies, overrides and suppliers
-    as they are now (one query).
+    as they are now (one query), or as this process read them under ``policy_revision`` (no
+    query; see :func:`tenant_policy`). The outcome names the revision it was judged with.
 
     ``attested_fields`` are paths a human reviewer typed in (see :mod:`extraction.review.decisions`):
     they have no evidence in the document, so the evidence checks skip them; every other check
@@ -226,14 +245,17 @@ def validate_extraction(
     Traced as a child of the attempt's (or the review decision's) span: the verdict, never a value.
     """
     with tracing.step_span("extraction.validate", attributes={"extraction.tenant_id": str(tenant_id)}) as span:
-        allowed_currencies, overrides, master = tenant_policy(tenant_id, invoice)
-        outcome = check_invoice(
-            invoice=invoice,
-            document=document,
-            allowed_currencies=allowed_currencies,
-            overrides=overrides,
-            master=master,
-            attested_fields=attested_fields,
+        policy = tenant_policy(tenant_id, invoice, revision=policy_revision)
+        outcome = replace(
+            check_invoice(
+                invoice=invoice,
+                document=document,
+                allowed_currencies=policy.allowed_currencies,
+                overrides=policy.overrides,
+                master=policy.master,
+                attested_fields=attested_fields,
+            ),
+            tenant_policy_revision=policy.revision,
         )
         span.set_attributes(
             {
@@ -248,10 +270,14 @@ def validate_extraction(
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 
-def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], dict[str, Any], MasterData]:
+def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1, *, revision: int | None = None) -> TenantPolicy:
     """The tenant's allowed currencies and severity overrides, and its supplier row for the
     invoice's VAT id (one indexed lookup) or, when the invoice shows no VAT id, for its exact
-    name: one round trip, as the worker validates every answer. Raises Tenant.DoesNotExist."""
+    name: one round trip, as the worker validates every answer. Raises Tenant.DoesNotExist.
+
+    With ``revision`` (the one the claim returned), what this process read under that revision
+    for the same supplier key is used again, with no round trip; the completion proves the
+    revision was still current. Without, the policy as it is now."""
     vat_id = invoice.supplier.vat_id.value
     name = invoice.supplier.name.value
     if vat_id and vat_id.strip():
@@ -260,19 +286,26 @@ def tenant_policy(tenant_id: uuid.UUID, invoice: InvoiceV1) -> tuple[list[str], 
         matched_by, statement, wanted = "name", SQL["tenant_policy_by_name"], " ".join(name.split())
     else:
         matched_by, statement, wanted = "", SQL["tenant_policy_without_supplier"], None
-    # Prepared (one statement per match kind): the worker runs it for every answer.
-    with prepared_cursor() as cursor:
-        cursor.execute(statement, {"tenant": tenant_id, "wanted": wanted}, prepare=True)
-        row = cursor.fetchone()
+    row = policies.get((tenant_id, revision, matched_by, wanted)) if revision is not None else None
     if row is None:
-        raise Tenant.DoesNotExist(f"tenant {tenant_id} does not exist")
-    currencies, overrides, has_records, candidates = (_json(value) for value in row)
+        # Prepared (one statement per match kind): the worker runs it for every answer it has
+        # not read under the current revision.
+        with prepared_cursor() as cursor:
+            cursor.execute(statement, {"tenant": tenant_id, "wanted": wanted}, prepare=True)
+            read = cursor.fetchone()
+        if read is None:
+            raise Tenant.DoesNotExist(f"tenant {tenant_id} does not exist")
+        row = (read[0], *(_json(value) for value in read[1:]))
+        # Kept under the revision read, which may be newer than the one asked for. Shared by
+        # the slots: what is built from it below never changes it.
+        policies.put((tenant_id, row[0], matched_by, wanted), row)
+    read_revision, currencies, overrides, has_records, candidates = row
     if matched_by == "name":
         wanted_name = comparable_name(name or "")
         candidates = [c for c in candidates if comparable_name(c[0]) == wanted_name]
     record = SupplierRecord(*candidates[0]) if candidates else None
     master = MasterData(has_records=bool(has_records), supplier=record, matched_by=matched_by if record else "")
-    return currencies or [], overrides or {}, master
+    return TenantPolicy(read_revision, currencies or [], overrides or {}, master)
 
 
 def _json(value: Any) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 
 import psycopg
@@ -15,12 +16,13 @@ import pytest
 from django.db import DataError, connection
 from django.utils import timezone
 
-from accounts.models import TenantUsage
+from accounts.models import Tenant, TenantUsage
 from config.db import database_conninfo
 from extraction.execution import completions, lifecycle
 from extraction.execution.completions import write_batch
 from extraction.execution.group_commit import GroupCommit, Pending
 from extraction.execution.lifecycle import AttemptReport, Claim, Completion
+from extraction.execution.outcomes import CompletionVerdict
 from extraction.models import Attempt, ExtractionJob, ExtractionResult, JobEvent, OutboxEvent
 from tests.factories import make_tenant_context, submit
 
@@ -46,6 +48,7 @@ def _done(claim: Claim, *, tokens: int = 0, policy_version: str = "v1") -> Compl
         validation={},
         policy_version=policy_version,
         report=AttemptReport(outcome="succeeded", input_tokens=tokens, output_tokens=0),
+        policy_revision=claim.policy_revision,
     )
 
 
@@ -70,7 +73,7 @@ def test_a_batch_with_a_stale_row_completes_the_others_and_refuses_only_that_one
 
     verdicts = lifecycle.complete_jobs([_done(first, tokens=500), _done(stale, tokens=500), _done(last, tokens=500)])
 
-    assert verdicts == [True, False, True]
+    assert verdicts == [CompletionVerdict.WON, CompletionVerdict.STALE, CompletionVerdict.WON]
     states = dict(ExtractionJob.objects.filter(tenant=tenant.tenant).values_list("id", "state"))
     assert states == {first.job_id: "SUCCEEDED", stale.job_id: "RUNNING", last.job_id: "SUCCEEDED"}
     assert set(ExtractionResult.objects.values_list("job_id", flat=True)) == {first.job_id, last.job_id}
@@ -85,6 +88,29 @@ def test_a_batch_with_a_stale_row_completes_the_others_and_refuses_only_that_one
     assert usage.spent_today_micros == usage_before.spent_today_micros + 2
 
 
+def test_a_row_judged_with_an_outdated_policy_revision_writes_nothing_and_stays_ours(tenant):
+    judged_before, judged_after = _running(tenant, 2)
+    claimed_under = judged_before.policy_revision
+    assert claimed_under is not None and judged_after.policy_revision == claimed_under
+    Tenant.objects.filter(pk=tenant.tenant.pk).update(allowed_currencies=["EUR", "CHF"])
+    usage_before = TenantUsage.objects.get(tenant=tenant.tenant)
+
+    verdicts = lifecycle.complete_jobs(
+        [_done(judged_before), replace(_done(judged_after), policy_revision=claimed_under + 1)]
+    )
+
+    assert verdicts == [CompletionVerdict.POLICY_CHANGED, CompletionVerdict.WON]
+    states = dict(ExtractionJob.objects.filter(tenant=tenant.tenant).values_list("id", "state"))
+    assert states == {judged_before.job_id: "RUNNING", judged_after.job_id: "SUCCEEDED"}
+    assert Attempt.objects.get(job_id=judged_before.job_id, fence=judged_before.fence).outcome == "running"
+    assert list(ExtractionResult.objects.values_list("job_id", flat=True)) == [judged_after.job_id]
+    assert TenantUsage.objects.get(tenant=tenant.tenant).pending_jobs == usage_before.pending_jobs - 1
+    # Judged again with the current revision: it wins, under the same fence and lease.
+    again = replace(_done(judged_before), policy_revision=claimed_under + 1)
+    assert lifecycle.complete_jobs([again]) == [CompletionVerdict.WON]
+    assert Attempt.objects.get(job_id=judged_before.job_id, fence=judged_before.fence).outcome == "succeeded"
+
+
 def test_a_batch_over_two_tenants_gives_each_tenant_back_its_own_share(tenant):
     other = make_tenant_context()
     mine, theirs = _running(tenant, 2), _running(other, 1)
@@ -94,7 +120,7 @@ def test_a_batch_over_two_tenants_gives_each_tenant_back_its_own_share(tenant):
     }
     before = {u.tenant_id: u for u in TenantUsage.objects.filter(tenant_id__in=reserved)}
 
-    assert lifecycle.complete_jobs([_done(c) for c in (mine[0], theirs[0], mine[1])]) == [True, True, True]
+    assert lifecycle.complete_jobs([_done(c) for c in (mine[0], theirs[0], mine[1])]) == [CompletionVerdict.WON] * 3
 
     after = {u.tenant_id: u for u in TenantUsage.objects.filter(tenant_id__in=reserved)}
     for tenant_id, jobs_done in ((tenant.tenant.id, 2), (other.tenant.id, 1)):
@@ -136,7 +162,7 @@ def test_completions_that_queue_while_a_batch_is_written_go_out_together(tenant,
         thread.join(timeout=30)
 
     assert sizes == [1, 9]
-    assert verdicts == {claim.job_id: True for claim in claims}
+    assert verdicts == {claim.job_id: CompletionVerdict.WON for claim in claims}
     assert ExtractionJob.objects.filter(pk__in=verdicts, state="SUCCEEDED").count() == 10
 
 
@@ -146,7 +172,11 @@ def test_a_row_the_database_refuses_fails_only_its_own_slot(tenant):
 
     write_batch(batch)
 
-    assert [(p.settled, p.answer) for p in batch] == [(True, True), (True, None), (True, True)]
+    assert [(p.settled, p.answer) for p in batch] == [
+        (True, CompletionVerdict.WON),
+        (True, None),
+        (True, CompletionVerdict.WON),
+    ]
     assert isinstance(batch[1].error, DataError)  # policy_version is varchar(32)
     assert (batch[0].error, batch[2].error) == (None, None)
     states = dict(ExtractionJob.objects.filter(tenant=tenant.tenant).values_list("id", "state"))
@@ -183,7 +213,7 @@ def test_a_batch_whose_connection_dies_is_written_again(tenant, caplog):
         blocker.rollback()
     writer.join(timeout=30)
 
-    assert [(p.answer, p.error) for p in batch] == [(True, None)] * 3
+    assert [(p.answer, p.error) for p in batch] == [(CompletionVerdict.WON, None)] * 3
     assert "a batch of completions failed: retrying it" in caplog.text
     assert ExtractionJob.objects.filter(tenant=tenant.tenant, state="SUCCEEDED").count() == 3
 
@@ -217,7 +247,7 @@ def test_a_batch_and_the_heartbeat_lock_their_jobs_in_the_same_order(tenant):
     heartbeat.join(timeout=30)
     batch.join(timeout=30)
 
-    assert results == {"lost": set(), "won": [True, True]}
+    assert results == {"lost": set(), "won": [CompletionVerdict.WON, CompletionVerdict.WON]}
 
 
 def test_the_process_batcher_takes_its_size_from_the_settings(settings, process_batchers_reset):
