@@ -336,6 +336,34 @@ def job_times(conn: psycopg.Connection, tenant_id: uuid.UUID) -> JobTimes:
     return JobTimes(states=dict(states), accepted_at=[r[1] for r in done], terminal_at=[r[2] for r in done])
 
 
+# Where a job's time goes between acceptance and its end, median ms per stage: accepted → READY
+# (the relay's publish and the ingress's take-in), READY → claimed (the dispatcher), and claimed
+# → terminal less the model call the attempt ledger recorded (capacity, validation, completion).
+# Each time is its transaction's start (now()), so a stage includes the next commit's wait.
+STAGE_MEDIANS = """
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ready - accepted) * 1000,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY claimed - ready) * 1000,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY terminal - claimed - model) * 1000
+  FROM (SELECT extract(epoch FROM j.created_at) AS accepted,
+               (SELECT extract(epoch FROM min(e.created_at)) FROM job_events AS e
+                 WHERE e.job_id = j.id AND e.to_state = 'READY') AS ready,
+               (SELECT extract(epoch FROM max(e.created_at)) FROM job_events AS e
+                 WHERE e.job_id = j.id AND e.to_state = 'RUNNING') AS claimed,
+               extract(epoch FROM j.updated_at) AS terminal,
+               (SELECT a.latency_ms / 1000.0 FROM extraction_attempts AS a
+                 WHERE a.job_id = j.id ORDER BY a.number DESC LIMIT 1) AS model
+          FROM extraction_jobs AS j
+         WHERE j.tenant_id = %s AND j.state IN ('SUCCEEDED', 'REVIEW_REQUIRED')) AS stages
+"""
+
+
+def stage_medians(conn: psycopg.Connection, tenant_id: uuid.UUID) -> dict[str, float]:
+    """Median ms of each stage of a tenant's terminal jobs (STAGE_MEDIANS)."""
+    row = conn.execute(STAGE_MEDIANS, [tenant_id]).fetchone()
+    names = ("accepted_to_ready", "ready_to_claimed", "claimed_to_terminal_less_model")
+    return {name: round(float(value), 1) for name, value in zip(names, row or (), strict=True) if value is not None}
+
+
 # --- sampling while a phase runs -----------------------------------------------------------------
 
 

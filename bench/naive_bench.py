@@ -247,6 +247,7 @@ class OurSide:
         if not lib.wait_until_done(self.db, tenant_id, count, timeout=timeout, services=self.services):
             raise RuntimeError(f"ours: not done after {timeout} s (logs in {self.services.log_dir})")
         times = lib.job_times(self.db, tenant_id)
+        self.stages = lib.stage_medians(self.db, tenant_id)
         self.bench = harness.make_tenant("benchnaive-ours", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
         return list(zip(times.accepted_at, times.terminal_at, strict=True))
 
@@ -280,6 +281,8 @@ def measure(side: NaiveSide | OurSide, sim: harness.Services, count: int, rate: 
         "machine_busy_cores_before": idle_before,
         "other_cores": round(cost["other_cores"], 2),
         "warning": cost["other_cores"] > OTHER_LOAD_WARNING_CORES,
+        # Ours only: the median of each stage of a job (execution_lib.STAGE_MEDIANS).
+        **({"stages_ms": side.stages} if isinstance(side, OurSide) else {}),
     }
 
 
@@ -326,6 +329,11 @@ def print_report(runs: list[dict[str, Any]], profile: Profile) -> None:
         names = sorted(set(b) | set(a), key=lambda name: -(b.get(name, 0.0) + a.get(name, 0.0)))
         shares = ", ".join(f"{name} {b.get(name, 0.0):g}/{a.get(name, 0.0):g}" for name in names)
         print(f"  {r['side']:6} {r['processes']} process(es): {shares}")
+    print("\nours, (a) median ms per stage (accepted → READY → claimed → terminal less the model call):")
+    for r in runs:
+        if "stages_ms" in r["steady"]:
+            stages = ", ".join(f"{name} {ms:g}" for name, ms in r["steady"]["stages_ms"].items())
+            print(f"  {r['processes']} process(es): {stages}")
     print("\nratios ours ÷ naive (median over rounds):")
     for processes in sorted({r["processes"] for r in runs}):
         naive = [r for r in runs if r["side"] == "naive" and r["processes"] == processes]
