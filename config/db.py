@@ -68,6 +68,15 @@ def prepared_cursor() -> DjangoErrorsCursor:
     return DjangoErrorsCursor(connection)
 
 
+def start_sessions_with(**values: str) -> None:
+    """Start this process's PostgreSQL sessions with these settings (``-c name=value`` in
+    libpq's ``options``), beside what settings.DATABASES gives every process. Call it before
+    the process's first connection: an open or pooled connection keeps what it started with."""
+    options = connection.settings_dict.setdefault("OPTIONS", {})
+    extra = " ".join(f"-c {name}={value}" for name, value in values.items())
+    options["options"] = f"{options.get('options', '')} {extra}".strip()
+
+
 # Keys of a database's OPTIONS that Django (not libpq) reads.
 _DJANGO_ONLY_OPTIONS = frozenset({"pool", "prepare_threshold", "isolation_level", "server_side_binding", "assume_role"})
 

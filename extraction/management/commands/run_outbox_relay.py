@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from config import probes
+from config.db import start_sessions_with
 from config.signals import stop_event_on_signals
 from config.tracing import configure_tracing
 from extraction.outbox.kafka_relay import KafkaOutboxRelay
@@ -27,6 +28,12 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, once: bool, batch_size: int, poll: float, confirm_timeout: float, **options: Any
     ) -> None:
+        # The claim (relay.sql claim_unpublished) must walk outbox_unpublished_idx in order: that
+        # walk marks the entries of published rows dead as it passes them, so the next claim
+        # skips them. A bitmap scan (which the planner picks when few rows are unpublished)
+        # never marks them, and every claim then visits each row published since the last
+        # vacuum: measured 0.2 against 2.3 ms per claim at 30 jobs/s (bench/README.md).
+        start_sessions_with(enable_bitmapscan="off")
         configure_tracing("relay")
         probes.start_probe_server()
         relay: OutboxRelay | KafkaOutboxRelay
