@@ -479,11 +479,6 @@ RETRY_CAP_SECONDS = env_float("RETRY_CAP_SECONDS", 60.0)
 RETRY_AFTER_MAX_SECONDS = env_float("RETRY_AFTER_MAX_SECONDS", 600.0)
 # A relay's claim on a batch of outbox rows; a crashed relay's rows are retaken after it.
 OUTBOX_CLAIM_SECONDS = env_float("OUTBOX_CLAIM_SECONDS", 30.0)
-# The accepting process publishes a job's requested event itself right after its COMMIT (one hop
-# less than through the relay); the row is claimed that long for it, then the relay's if still
-# unpublished (extraction/outbox/after_commit.py). RabbitMQ only.
-OUTBOX_PUBLISH_AFTER_COMMIT = env_bool("OUTBOX_PUBLISH_AFTER_COMMIT", True)
-OUTBOX_AFTER_COMMIT_CLAIM_SECONDS = env_float("OUTBOX_AFTER_COMMIT_CLAIM_SECONDS", 5.0)
 # EXE-4: the provider deadline of one attempt, the heartbeat interval and a shutdown margin
 # make the lease: 45 s + 3 heartbeats of margin → 90 s. A model served on this machine's CPU
 # takes tens of seconds per invoice, so its attempts get longer.

@@ -88,20 +88,15 @@ END $$
 -- The one place that writes an outbox_events row (the relay publishes it after COMMIT), with
 -- the trace context of the step that wrote it (the accepting request's). The lifecycle's
 -- transitions pass none: the relay then parents its publish on the job's trace context.
--- ``p_claimed_for_seconds``: the row is written claimed for that long by the process that
--- writes it, which publishes it itself right after its COMMIT (extraction/outbox/after_commit.py);
--- the relay takes it only if that claim lapses unpublished. Null: the relay's at once.
 -- What each event type's payload carries is declared in extraction/events.py.
 CREATE OR REPLACE FUNCTION extraction_append_outbox_event(p_event_id uuid, p_job_id uuid, p_tenant_id uuid,
                                                           p_event_type text, p_payload jsonb,
-                                                          p_trace_context jsonb DEFAULT '{}'::jsonb,
-                                                          p_claimed_for_seconds float8 DEFAULT NULL)
+                                                          p_trace_context jsonb DEFAULT '{}'::jsonb)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO outbox_events (event_id, job_id, tenant_id, event_type, payload, created_at,
-                               publish_attempts, last_error, trace_context, claimed_until)
-    VALUES (p_event_id, p_job_id, p_tenant_id, p_event_type, p_payload, now(), 0, '', p_trace_context,
-            now() + make_interval(secs => p_claimed_for_seconds));
+                               publish_attempts, last_error, trace_context)
+    VALUES (p_event_id, p_job_id, p_tenant_id, p_event_type, p_payload, now(), 0, '', p_trace_context);
 END $$
 
 
@@ -147,20 +142,16 @@ END $$
 
 -- name: outbox_events_notify
 -- Inserted outbox events wake the relay (a hint only: the relay also polls). Statement-level,
--- so a batch of inserts is one notification; none for rows written claimed by the process
--- that publishes them itself after its COMMIT (the relay's poll finds them if that claim lapses).
+-- so a batch of inserts is one notification.
 CREATE OR REPLACE FUNCTION outbox_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF EXISTS (SELECT FROM inserted_outbox_events WHERE claimed_until IS NULL) THEN
-        PERFORM pg_notify('outbox_events', '');
-    END IF;
+    PERFORM pg_notify('outbox_events', '');
     RETURN NULL;
 END $$
 
 
 -- name: outbox_events_notify_trigger
 CREATE OR REPLACE TRIGGER outbox_events_notify AFTER INSERT ON outbox_events
-    REFERENCING NEW TABLE AS inserted_outbox_events
     FOR EACH STATEMENT EXECUTE FUNCTION outbox_events_notify()
 
 

@@ -14,7 +14,3 @@ os.environ.setdefault("DEMO_ERP", "1")
 # Revocation tests expect the next request to see it: no per-process token cache by default
 # (tests/accounts/test_tokens.py covers the cache with its own setting).
 os.environ.setdefault("API_TOKEN_CACHE_SECONDS", "0")
-# The suite's tests publish outbox rows through the relay they drive themselves; publishing right
-# after commit has its own tests (tests/extraction/outbox/test_publish_after_commit.py) and runs
-# in the fault suite and the benchmarks with the production default.
-os.environ.setdefault("OUTBOX_PUBLISH_AFTER_COMMIT", "0")

@@ -26,8 +26,6 @@ from config import tracing
 from config.sql import load_statements
 from extraction.events import EventType
 from extraction.models import Document, ExtractionJob, JobState
-from extraction.outbox import after_commit
-from extraction.outbox.relay import OutboxRow
 
 # invoice.v2 adds EN 16931's allowances, charges, VAT breakdown and references; a job keeps the
 # schema it was accepted with (extraction/validation/schema.py).
@@ -111,14 +109,6 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
         return _replay(existing, request_hash)
 
     job_id = uuid.uuid4()
-    requested = OutboxRow(
-        event_id=uuid.uuid4(),
-        event_type=EventType.REQUESTED,
-        payload={"job_id": str(job_id), "event_version": 1, "state_version": 1},
-        job_id=job_id,
-        trace_context=tracing.current_trace_context(),
-    )
-    claimed_for = after_commit.claim_seconds()
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
@@ -139,19 +129,15 @@ def accept_job(*, tenant: Tenant, idempotency_key: str, request: JobRequest) -> 
                     "tokens": tokens,
                     "bytes": request.document.size,
                     "price": price_per_1k,
-                    "event": requested.event_id,
-                    "event_type": requested.event_type,
-                    "payload": json.dumps(requested.payload),
-                    "trace_context": json.dumps(requested.trace_context),
-                    "claimed_for": claimed_for,
+                    "event": uuid.uuid4(),
+                    "event_type": EventType.REQUESTED,
+                    "payload": json.dumps({"job_id": str(job_id), "event_version": 1, "state_version": 1}),
+                    "trace_context": json.dumps(tracing.current_trace_context()),
                 },
             )
             inserted, charged = cursor.fetchone()
             if inserted and not charged:
                 raise _NotCharged()  # rolls the job row back: a rejected request writes nothing
-            if inserted and claimed_for is not None:
-                # Published by this process once the row is committed; the relay's if not.
-                transaction.on_commit(lambda: after_commit.publisher().submit(requested))
     except _NotCharged:
         with connection.cursor() as cursor:
             raise _which_limit(

@@ -9,9 +9,7 @@
 --   charge    the guarded UPDATE of the usage row, only if the job was inserted (BP-1): no
 --             row when a limit would be passed. A spend of an earlier day counts as 0.
 --   recorded  the extraction.requested.v1 outbox event and the job's first event
---             (state_version 1), only on the inserting branch, and only if charged. The
---             event is written claimed for ``claimed_for`` seconds when this process publishes
---             it itself after COMMIT (null: the relay publishes it). A SELECT
+--             (state_version 1), only on the inserting branch, and only if charged. A SELECT
 --             in WITH runs only as far as it is read: the final EXISTS reads it.
 -- The request's trace context goes with the job and its event ({} when untraced), so the
 -- relay, the workers and the deliveries join the request's trace.
@@ -48,7 +46,7 @@ WITH job AS (
 )
 , recorded AS (
     SELECT extraction_append_outbox_event(%(event)s, job.id, %(tenant)s, %(event_type)s, %(payload)s::jsonb,
-                                          %(trace_context)s::jsonb, %(claimed_for)s::float8),
+                                          %(trace_context)s::jsonb),
            extraction_append_job_event(job.id, %(tenant)s, 1, '', job_state_accepted(), 'accepted', '{}')
       FROM job, charge
 )
