@@ -391,9 +391,9 @@ def _build_claim_history(conn: psycopg.Connection, schema: str, total_jobs: int)
         f"""
         INSERT INTO {schema}.accounts_tenant (id, slug, name, created_at, max_pending_jobs, max_pending_bytes,
             max_reserved_tokens, daily_spend_limit_micros, allowed_currencies, max_in_flight,
-            validation_overrides, weight)
+            validation_overrides, weight, einvoice_intake, completion_target_seconds)
         SELECT t.id, 'claim-' || t.n, 'claim-' || t.n, now(), 1000000, 1000000000000, 1000000000000,
-               1000000000000, '["EUR"]', 100000, '{{}}', 1
+               1000000000000, '["EUR"]', 100000, '{{}}', 1, 'structured_first', 3600
           FROM unnest(%(tenants)s::uuid[]) WITH ORDINALITY AS t(id, n)
         """,
         {"tenants": tenants},
