@@ -38,5 +38,5 @@ WITH next AS (
 )
 SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
        taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
-       taken.more_eligible
+       taken.more_eligible, (SELECT t.policy_revision FROM accounts_tenant AS t WHERE t.id = taken.tenant_id)
   FROM taken, recorded
