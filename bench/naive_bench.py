@@ -235,6 +235,7 @@ class OurSide:
         self.services.wait_until_ready(["ingress", *workers])
         self.db = psycopg.connect(lib.SANDBOX.dsn(), autocommit=True)
         self.bench = harness.make_tenant("benchnaive-ours", max_in_flight=lib.TENANT_MAX_IN_FLIGHT)
+        self.stages: dict[str, float] = {}  # the last measured run's (execution_lib.stage_medians)
 
     def process_groups(self) -> dict[str, int]:
         return {name: proc.pid for name, proc in self.services.procs.items()}

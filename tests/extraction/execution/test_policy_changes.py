@@ -14,20 +14,19 @@ from extraction.execution.attempt import execute_attempt
 from extraction.execution.outcomes import AttemptResult
 from extraction.execution.runtime import WorkerRuntime
 from extraction.intake.text import DocumentText
-from extraction.models import Attempt, ExtractionJob, ExtractionResult, OutboxEvent, Supplier
+from extraction.models import Attempt, ExtractionJob, ExtractionResult, Supplier
 from extraction.providers.builtin import extract_invoice
 from extraction.validation import policy_cache
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import parse_invoice_v1
-from tests.factories import SAMPLE_TEXT, submit
+from tests.factories import SAMPLE_TEXT, submit, take_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_supplier_added_after_the_claim_decides_the_verdict(tenant, process_batchers_reset, caplog):
     job_id = submit(tenant)
-    requested = OutboxEvent.objects.get(job_id=job_id, event_type="extraction.requested.v1")
-    assert lifecycle.take_in_requested_event(event_id=requested.event_id, payload=requested.payload) == "taken_in"
+    take_in(job_id)
     claim = lifecycle.claim_next_job(worker_id="w")
     assert claim is not None and claim.policy_revision == 1
     # The process already judged this tenant's invoices under revision 1 (no suppliers then)...
