@@ -17,6 +17,8 @@ from typing import Any
 from django.conf import settings
 
 from config.openapi import document_problem_types
+from extraction.events import WebhookType
+from extraction.validation.fields import FieldStatus, ReadingSource
 from extraction.validation.schema import invoice_v1_json_schema, invoice_v2_json_schema
 
 _DETAIL_PATH = "/api/v1/extraction-jobs/{job_id}"
@@ -42,6 +44,92 @@ def _job_options_from_settings(schemas: dict[str, Any]) -> None:
         properties["deadline_seconds"]["maximum"] = settings.JOB_DEFAULT_DEADLINE_SECONDS
 
 
+def _validation_schemas() -> dict[str, Any]:
+    """The verdict stored with a result: what a client acts on (``review_required``, ``reasons``)
+    and each field's trust (extraction.validation.fields), which says what it may post unseen."""
+    field_trust = {
+        "type": "object",
+        "required": ["status", "blocking", "sources", "checks", "failed", "relocated", "element"],
+        "properties": {
+            "status": {
+                "type": "string",
+                "enum": [status.value for status in FieldStatus],
+                "description": "verified: printed at its evidence (or typed by a reviewer) and every check "
+                "that read it passed; derived: computed from other fields by a stated rule; conflicting: two "
+                "readings disagree; unverified: a check that read it failed, or no one looked for its "
+                "evidence; missing: null where the policy needs a value.",
+            },
+            "blocking": {
+                "type": "boolean",
+                "description": "Whether this field's status decides the review: a job goes to review exactly "
+                "when a blocking field is neither verified nor derived.",
+            },
+            "sources": {
+                "type": "array",
+                "items": {"type": "string", "enum": [source.value for source in ReadingSource]},
+                "description": "The readings that gave this value (two when a second reading agreed).",
+            },
+            "checks": {"type": "array", "items": {"type": "string"}, "description": "The checks that read it."},
+            "failed": {"type": "array", "items": {"type": "string"}, "description": "Those that put it in doubt."},
+            "relocated": {
+                "type": "boolean",
+                "description": "Its evidence was moved to where its quote is printed.",
+            },
+            "element": {
+                "type": ["string", "null"],
+                "description": "The e-invoice XML element (an XPath) the value was read from.",
+            },
+        },
+    }
+    validation = {
+        "type": "object",
+        "properties": {
+            "policy_version": {"type": "string"},
+            "review_required": {"type": "boolean"},
+            "reasons": {"type": "array", "items": {"type": "string"}},
+            "checks": {"type": "array", "items": {"type": "object"}},
+            "fields": {
+                "type": "object",
+                "description": "Each field's trust, keyed by its path as the checks name it "
+                "(invoice_number, totals.gross, lines[0].net_amount). A null field no check needs is not listed.",
+                "additionalProperties": {"$ref": "#/components/schemas/FieldTrust"},
+            },
+        },
+    }
+    return {"FieldTrust": field_trust, "Validation": validation}
+
+
+def _completed_webhook() -> dict[str, Any]:
+    """The body an ``extraction.completed.v1`` webhook posts (delivery.fan_out.event_body)."""
+    return {
+        "post": {
+            "summary": "A job's result, sent to each subscribed endpoint once it is decided.",
+            "requestBody": {
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {
+                                "type": {"const": WebhookType.COMPLETED.value},
+                                "timestamp": {"type": "string", "format": "date-time"},
+                                "data": {
+                                    "type": "object",
+                                    "properties": {
+                                        "job_id": {"type": "string", "format": "uuid"},
+                                        "state": {"type": "string"},
+                                        "result": {"$ref": "#/components/schemas/JobResult"},
+                                    },
+                                },
+                            },
+                        }
+                    }
+                }
+            },
+            "responses": {"2XX": {"description": "Received (and deduplicated by webhook-id)."}},
+        }
+    }
+
+
 def invoice_schemas(result: dict[str, Any], **_hook_arguments: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"], before
     config.openapi.problem_responses_hook); the generator, request and public flag it is also
@@ -54,6 +142,18 @@ def invoice_schemas(result: dict[str, Any], **_hook_arguments: Any) -> dict[str,
     schemas["AllowanceOrCharge"] = _as_component(v2["$defs"]["adjustment"], defs)
     schemas["InvoiceV1"] = _as_component(v1, defs)
     schemas["InvoiceV2"] = _as_component(v2, defs)
+    schemas.update(_validation_schemas())
+    schemas["JobResult"] = {
+        "type": ["object", "null"],
+        "description": "The stored result, in the schema the job was accepted with.",
+        "properties": {
+            "output": {
+                "oneOf": [{"$ref": "#/components/schemas/InvoiceV1"}, {"$ref": "#/components/schemas/InvoiceV2"}]
+            },
+            "validation": {"$ref": "#/components/schemas/Validation"},
+        },
+    }
+    result.setdefault("webhooks", {})[WebhookType.COMPLETED.value] = _completed_webhook()
     _job_options_from_settings(schemas)
     upload_file = schemas.get("DocumentUploadRequest", {}).get("properties", {}).get("file")
     if upload_file is not None:
@@ -77,18 +177,7 @@ def invoice_schemas(result: dict[str, Any], **_hook_arguments: Any) -> dict[str,
                     "type": "object",
                     "properties": {
                         "schema": {"type": "string", "enum": ["invoice.v1", "invoice.v2"]},
-                        "result": {
-                            "type": ["object", "null"],
-                            "description": "The stored result, in the schema the job was accepted with.",
-                            "properties": {
-                                "output": {
-                                    "oneOf": [
-                                        {"$ref": "#/components/schemas/InvoiceV1"},
-                                        {"$ref": "#/components/schemas/InvoiceV2"},
-                                    ]
-                                }
-                            },
-                        },
+                        "result": {"$ref": "#/components/schemas/JobResult"},
                     },
                 }
             }

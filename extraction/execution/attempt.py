@@ -41,10 +41,12 @@ from extraction.intake.text import DocumentText
 from extraction.models import AttemptOutcome, Document, ExtractedText
 from extraction.providers import PoolBinding, provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.providers.builtin import PROVIDER_NAME as BUILTIN_PROVIDER
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
-from extraction.validation.cross_check import model_agreement
+from extraction.validation.cross_check import judged_with_model
 from extraction.validation.evidence import relocate_evidence
+from extraction.validation.fields import ReadingSource
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import InvoiceV1, SchemaError, SchemaValidationError, parse_invoice
 
@@ -85,6 +87,8 @@ class Answer:
     invoice: InvoiceV1
     extra: dict[str, Any]  # kept beside the verdict: how the evidence was found
     report: Callable[[str], AttemptReport]  # the ledger entry, given the attempt's outcome
+    source: ReadingSource  # the rules or a model
+    relocated: tuple[str, ...]  # the fields whose evidence was moved to where it is printed
 
 
 def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
@@ -116,9 +120,18 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
                 document,
                 extra={**answer.extra, "einvoice": einvoice.answer.provenance()},
                 report=answer.report,
+                source=ReadingSource.EINVOICE,
                 cross_checked_by=answer.invoice,
             )
-        return _judge_and_complete(claim, answer.invoice, document, extra=answer.extra, report=answer.report)
+        return _judge_and_complete(
+            claim,
+            answer.invoice,
+            document,
+            extra=answer.extra,
+            report=answer.report,
+            source=answer.source,
+            relocated=answer.relocated,
+        )
     finally:
         rt.untrack(claim)
 
@@ -263,7 +276,13 @@ def _parse_and_relocate(claim: Claim, call: ModelCall, response: ProviderRespons
         return _after_provider_error(claim, error, provider, response=response)
     invoice, relocations = relocate_evidence(invoice, call.read)
     extra = {"evidence_relocated": [relocation.as_dict() for relocation in relocations]} if relocations else {}
-    return Answer(invoice, extra, report=lambda outcome: _report(outcome, response, provider=provider))
+    return Answer(
+        invoice,
+        extra,
+        report=lambda outcome: _report(outcome, response, provider=provider),
+        source=ReadingSource.RULES if provider == BUILTIN_PROVIDER else ReadingSource.MODEL,
+        relocated=tuple(relocation.field for relocation in relocations),
+    )
 
 
 def _judge_and_complete(
@@ -273,11 +292,14 @@ def _judge_and_complete(
     *,
     extra: dict[str, Any],
     report: Callable[[str], AttemptReport],
+    source: ReadingSource,
+    relocated: tuple[str, ...] = (),
     cross_checked_by: InvoiceV1 | None = None,
 ) -> AttemptResult:
     """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
     SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found);
-    ``cross_checked_by`` is a model's answer that must agree with ``invoice`` (model_agrees)."""
+    ``source`` gave the values, ``relocated`` had their evidence moved; ``cross_checked_by`` is a
+    model's answer that must agree with ``invoice`` (model_agrees)."""
     # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
     # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
     # The policy is this process's copy of the revision the claim returned, when it has one
@@ -293,10 +315,13 @@ def _judge_and_complete(
                 document=document,
                 tenant_id=claim.tenant_id,
                 policy_revision=revision,
+                sources=(source,),
             )
-        )
+        ).with_relocated(relocated)
+        if source == ReadingSource.EINVOICE:
+            verdict = verdict.with_elements(extra["einvoice"]["elements"])
         if cross_checked_by is not None:
-            verdict = verdict.with_check(model_agreement(invoice, cross_checked_by))
+            verdict = judged_with_model(verdict, invoice, cross_checked_by)
         validation = {**verdict.as_dict(), **extra}
         # Written with the completions of the process's other slots (execution.completions);
         # this row's verdict is back before anything below runs.
@@ -357,6 +382,7 @@ def _complete_from_einvoice(
         invoice,
         document,
         extra={"einvoice": answer.provenance()},
+        source=ReadingSource.EINVOICE,
         report=lambda outcome: _traced(
             AttemptReport(
                 outcome=outcome,

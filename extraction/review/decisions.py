@@ -166,7 +166,16 @@ def approve_review(
             REFUSED, f"The corrected result is not a valid {job.schema}: {error.message}", ["correction_invalid"]
         )
     outcome = validate_extraction(
-        invoice=invoice, document=document_text_of(job), tenant_id=job.tenant_id, attested_fields=frozenset(changed)
+        invoice=invoice,
+        document=document_text_of(job),
+        tenant_id=job.tenant_id,
+        attested_fields=frozenset(changed),
+        # Who gave each value the reviewer left as it was: what the first judgement recorded.
+        sources={path: entry["sources"] for path, entry in (result.validation.get("fields") or {}).items()},
+    ).with_relocated(
+        relocation["field"]
+        for relocation in result.validation.get("evidence_relocated") or ()
+        if relocation["field"] not in changed
     )
     validation = outcome.as_dict()
     if outcome.review_required:

@@ -8,7 +8,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from extraction.validation.policy import BLOCKING, FAILED, PASSED
+from extraction.validation.fields import ReadingSource
+from extraction.validation.policy import BLOCKING, FAILED, PASSED, ValidationOutcome
 from extraction.validation.schema import InvoiceV1
 
 CHECK = "model_agrees"
@@ -40,15 +41,15 @@ def _comparable(path: str, value: str) -> Any:
 
 
 def model_agreement(einvoice: InvoiceV1, model: InvoiceV1) -> dict[str, Any]:
-    """The ``model_agrees`` check (blocking), in the policy's check format."""
+    """The ``model_agrees`` check (blocking), in the policy's check format: ``compared`` are the
+    fields both read, ``differing`` those they read differently."""
     expected = {path: field.value for path, field in einvoice.fields() if path in COMPARED}
     read = {path: field.value for path, field in model.fields() if path in COMPARED}
+    compared = [path for path in COMPARED if expected.get(path) is not None and read.get(path) is not None]
     differing = [
         {"field": path, "einvoice": expected[path], "model": read[path]}
-        for path in COMPARED
-        if expected.get(path) is not None
-        and read.get(path) is not None
-        and _comparable(path, expected[path]) != _comparable(path, read[path])  # type: ignore[arg-type]
+        for path in compared
+        if _comparable(path, expected[path]) != _comparable(path, read[path])  # type: ignore[arg-type]
     ]
     return {
         "check": CHECK,
@@ -56,7 +57,14 @@ def model_agreement(einvoice: InvoiceV1, model: InvoiceV1) -> dict[str, Any]:
         "severity": BLOCKING,
         "reason": REASON if differing else None,
         "field": differing[0]["field"] if differing else None,
-        "detail": {"differing": differing}
-        if differing
-        else {"compared": [p for p in COMPARED if read.get(p) is not None]},
+        "detail": {"compared": compared, "differing": differing},
     }
+
+
+def judged_with_model(outcome: ValidationOutcome, einvoice: InvoiceV1, model: InvoiceV1) -> ValidationOutcome:
+    """``outcome`` (the e-invoice's answer judged) with the model's reading compared: a field
+    both read alike has both sources, one they read differently conflicts (and goes to review)."""
+    check = model_agreement(einvoice, model)
+    differing = [item["field"] for item in check["detail"]["differing"]]
+    agreed = [path for path in check["detail"]["compared"] if path not in differing]
+    return outcome.with_second_reading(check, source=ReadingSource.MODEL, agreed=agreed, differing=differing)

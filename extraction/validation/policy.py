@@ -70,6 +70,15 @@ from config.db import prepared_cursor
 from config.sql import load_statements
 from extraction.intake.text import DocumentText
 from extraction.validation.evidence import printed_numbers, quote_supports
+from extraction.validation.fields import (
+    JudgedCheck,
+    ReadingSource,
+    Sources,
+    field_trust,
+    with_elements,
+    with_relocated,
+    with_second_reading,
+)
 from extraction.validation.locale import (
     TURKISH_TAX_ID_LABEL,
     TURKISH_TAX_ID_SCHEMES,
@@ -136,6 +145,8 @@ _AMOUNT_FIELDS = (
 # Codes compared as written (a VAT category "S", a reason code "95", "VATEX-EU-IC").
 _CODE_FIELDS = ("tax_category", "category", "reason_code", "exemption_reason_code")
 _TOTAL_FIELDS = ("net", "tax", "gross", "prepaid", "amount_due")
+# The kinds field_types parses (a text field cannot fail it, so it does not read one).
+_TYPED_KINDS = ("amount", "date", "currency")
 
 
 # --- outcome ---------------------------------------------------------------------------------
@@ -150,6 +161,8 @@ class ValidationOutcome:
     severities: dict[str, str] = field(default_factory=dict)  # the effective policy applied
     # The revision of the tenant's policy judged with (None: not read from a tenant).
     tenant_policy_revision: int | None = None
+    # Each field's trust (extraction.validation.fields), by its path.
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         judged = {
@@ -158,25 +171,44 @@ class ValidationOutcome:
             "reasons": list(self.reasons),
             "severities": dict(self.severities),
             "checks": [dict(check) for check in self.checks],
+            "fields": {path: dict(entry) for path, entry in self.fields.items()},
         }
         if self.tenant_policy_revision is not None:
             judged["tenant_policy_revision"] = self.tenant_policy_revision
         return judged
 
-    def with_check(self, check: dict[str, Any]) -> ValidationOutcome:
-        """This outcome with one more check judged outside the policy (a cross-check with another
-        reading of the document); a failed blocking one is a review reason like any other."""
+    def with_second_reading(
+        self, check: dict[str, Any], *, source: ReadingSource, agreed: Iterable[str], differing: Iterable[str]
+    ) -> ValidationOutcome:
+        """This outcome with one more check judged outside the policy: ``source``'s reading of
+        the same document compared with the judged one (``agreed`` and ``differing`` paths). A
+        failed blocking one is a review reason like any other; a differing field conflicts."""
         reasons = list(self.reasons)
         if check["status"] == FAILED and check["severity"] == BLOCKING and check["reason"] not in reasons:
             reasons.append(check["reason"])
-        return ValidationOutcome(
+        return replace(
+            self,
             review_required=bool(reasons),
-            policy_version=self.policy_version,
             checks=[*self.checks, check],
             reasons=reasons,
             severities={**self.severities, check["check"]: check["severity"]},
-            tenant_policy_revision=self.tenant_policy_revision,
+            fields=with_second_reading(
+                self.fields,
+                check["check"],
+                blocking=check["severity"] == BLOCKING,
+                agreed=agreed,
+                differing=differing,
+                source=source,
+            ),
         )
+
+    def with_relocated(self, paths: Iterable[str]) -> ValidationOutcome:
+        """This outcome with the fields whose evidence had to be moved marked so."""
+        return replace(self, fields=with_relocated(self.fields, paths))
+
+    def with_elements(self, elements: Mapping[str, str]) -> ValidationOutcome:
+        """This outcome with each e-invoice value's element named."""
+        return replace(self, fields=with_elements(self.fields, elements))
 
     def failed(self, severity: str | None = None) -> list[dict[str, Any]]:
         return [c for c in self.checks if c["status"] == FAILED and severity in (None, c["severity"])]
@@ -214,13 +246,24 @@ class _Result:
     reason: str | None = None
     field: str | None = None
     detail: Any = None
-
-
-_passed = _Result(PASSED)
+    # The fields the check judged (a skipped check judged none), and of those the ones a failure
+    # puts in doubt: every input of a failed sum, only the offending field of a failed lookup.
+    # They decide each field's status (extraction.validation.fields), never the job's verdict.
+    reads: tuple[str, ...] = ()
+    blames: tuple[str, ...] = ()
 
 
 def _skipped(reason: str, detail: Any = None) -> _Result:
     return _Result(SKIPPED, reason=reason, detail=detail)
+
+
+def _blamed(reason: str, field: str, detail: Any, *, reads: tuple[str, ...] | None = None) -> _Result:
+    """A failure that puts one field in doubt (a lookup, a format), having judged ``reads``."""
+    return _Result(FAILED, reason, field, detail, reads=_once([*(reads or ()), field]), blames=(field,))
+
+
+def _once(paths: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(paths))
 
 
 # --- entry points ------------------------------------------------------------------------------
@@ -233,6 +276,7 @@ def validate_extraction(
     tenant_id: uuid.UUID,
     attested_fields: frozenset[str] = frozenset(),
     policy_revision: int | None = None,
+    sources: Sources = (),
 ) -> ValidationOutcome:
     """Judge an extraction by the policy, with the tenant's currencies, overrides and suppliers
     as they are now (one query), or as this process read them under ``policy_revision`` (no
@@ -240,7 +284,7 @@ def validate_extraction(
 
     ``attested_fields`` are paths a human reviewer typed in (see :mod:`extraction.review.decisions`):
     they have no evidence in the document, so the evidence checks skip them; every other check
-    applies to them in full.
+    applies to them in full. ``sources`` is who gave the values (see :func:`field_trust`).
 
     Traced as a child of the attempt's (or the review decision's) span: the verdict, never a value.
     """
@@ -254,6 +298,7 @@ def validate_extraction(
                 overrides=policy.overrides,
                 master=policy.master,
                 attested_fields=attested_fields,
+                sources=sources,
             ),
             tenant_policy_revision=policy.revision,
         )
@@ -329,6 +374,7 @@ def check_invoice(
     overrides: Mapping[str, Any],
     master: MasterData,
     attested_fields: frozenset[str] = frozenset(),
+    sources: Sources = (),
 ) -> ValidationOutcome:
     """The policy as a pure function of its inputs (no database): what validate_extraction
     runs, and what the accuracy harness runs with master data of its own."""
@@ -336,6 +382,7 @@ def check_invoice(
     allowed = frozenset(str(code).strip().upper() for code in allowed_currencies)
     facts = _Facts(invoice, document, allowed, master, attested_fields)
     checks: list[dict[str, Any]] = []
+    judged: list[JudgedCheck] = []
     reasons: list[str] = []
     for name in CHECKS:
         severity = severities[name]
@@ -354,6 +401,7 @@ def check_invoice(
                 "detail": result.detail,
             }
         )
+        judged.append(JudgedCheck(name, result.status, severity == BLOCKING, result.reads, result.blames))
         if result.status == FAILED and severity == BLOCKING and result.reason and result.reason not in reasons:
             reasons.append(result.reason)
     return ValidationOutcome(
@@ -362,6 +410,12 @@ def check_invoice(
         checks=checks,
         reasons=reasons,
         severities=severities,
+        fields=field_trust(
+            ((path, value.value is not None) for path, value in facts.fields),
+            judged,
+            sources=sources,
+            attested=attested_fields,
+        ),
     )
 
 
@@ -386,6 +440,7 @@ class _Facts:
         self.master = master
         self.attested = attested
         self.fields = list(invoice.fields())
+        self.values = dict(self.fields)
         currency = (invoice.currency.value or "").strip().upper()
         # The rounding unit of the invoice's currency: tolerances are counted in it.
         self.unit = Decimal(1) if currency in WHOLE_UNIT_CURRENCIES else CENT
@@ -437,6 +492,21 @@ class _Facts:
                 )
         return found
 
+    def adjustment_paths(self, prefix: str = "", *, amounts_only: bool = False) -> list[str]:
+        """The paths of the allowances' and charges' amounts (and VAT rates) at ``prefix`` that
+        :meth:`adjustments` reads: none for invoice.v1."""
+        if not isinstance(self.invoice, InvoiceV2):
+            return []
+        owner: Any = self.invoice if not prefix else self.invoice.lines[int(prefix[6:-2])]
+        names = ("amount",) if amounts_only else ("amount", "tax_rate")
+        return [
+            path
+            for kind in ("allowances", "charges")
+            for index in range(len(getattr(owner, kind)))
+            for name in names
+            if self.amounts.get(path := f"{prefix}{kind}[{index}].{name}") is not None
+        ]
+
     def document_adjustment(self) -> Decimal | None:
         """Σ document charges − Σ document allowances: 0 for invoice.v1, None if one is unreadable."""
         adjustments = self.adjustments()
@@ -445,6 +515,15 @@ class _Facts:
         if any(amount is None for amount, _ in adjustments):
             return None
         return sum((amount for amount, _ in adjustments if amount is not None), Decimal(0))
+
+
+def _line_paths(f: _Facts, name: str) -> list[str]:
+    return [f"lines[{index}].{name}" for index in range(f.line_count)]
+
+
+def _present(f: _Facts, *paths: str) -> tuple[str, ...]:
+    """Those of ``paths`` that hold a value (an absent tax total reads as 0: nothing was read)."""
+    return tuple(path for path in paths if path in f.values and f.values[path].value is not None)
 
 
 def _kind(path: str) -> str:
@@ -475,9 +554,11 @@ def _money(amount: Decimal) -> str:
 
 
 def _check_field_types(f: _Facts) -> _Result:
+    reads = tuple(path for path, value in f.fields if value.value is not None and _kind(path) in _TYPED_KINDS)
     if not f.type_errors:
-        return _passed
-    return _Result(FAILED, "field_value_unparseable", f.type_errors[0]["field"], {"fields": f.type_errors})
+        return _Result(PASSED, reads=reads)
+    blames = tuple(error["field"] for error in f.type_errors)
+    return _Result(FAILED, "field_value_unparseable", blames[0], {"fields": f.type_errors}, reads=reads, blames=blames)
 
 
 # --- arithmetic ------------------------------------------------------------------------------------
@@ -486,6 +567,8 @@ def _check_field_types(f: _Facts) -> _Result:
 def _check_line_amounts(f: _Facts) -> _Result:
     problems: list[dict[str, str]] = []
     checked = 0
+    reads: list[str] = []
+    blames: list[str] = []
     for index in range(f.line_count):
         quantity, price, net = f.line(index, "quantity"), f.line(index, "unit_price"), f.line(index, "net_amount")
         base = f.line(index, "price_base_quantity") or Decimal(1)  # BT-149, invoice.v2
@@ -493,9 +576,16 @@ def _check_line_amounts(f: _Facts) -> _Result:
         adjustment = sum((amount for amount, _ in line_adjustments if amount is not None), Decimal(0))
         if quantity is not None and price is not None and net is not None and base != 0:
             checked += 1
+            inputs = [
+                f"lines[{index}].{name}"
+                for name in ("quantity", "unit_price", "net_amount", "price_base_quantity")
+                if f.amount(f"lines[{index}].{name}") is not None
+            ] + f.adjustment_paths(f"lines[{index}].")
+            reads += inputs
             # EN 16931 BR-LIN-04 (line net = quantity × price / base quantity − allowances + charges).
             expected = round_money(quantity * price / base + adjustment, f.unit)
             if abs(expected - net) > f.unit:
+                blames += inputs
                 problems.append(
                     {
                         "field": f"lines[{index}].net_amount",
@@ -507,8 +597,11 @@ def _check_line_amounts(f: _Facts) -> _Result:
         rate, tax = f.line(index, "tax_rate"), f.line(index, "tax_amount")
         if net is not None and rate is not None and tax is not None:
             checked += 1
+            inputs = [f"lines[{index}].{name}" for name in ("net_amount", "tax_rate", "tax_amount")]
+            reads += inputs
             expected = round_money(net * rate / HUNDRED, f.unit)
             if abs(expected - tax) > f.unit:
+                blames += inputs
                 problems.append(
                     {
                         "field": f"lines[{index}].tax_amount",
@@ -519,11 +612,16 @@ def _check_line_amounts(f: _Facts) -> _Result:
                 )
     if problems:
         return _Result(
-            FAILED, "line_amount_mismatch", problems[0]["field"], {"lines": problems, "tolerance": _money(f.unit)}
+            FAILED,
+            "line_amount_mismatch",
+            problems[0]["field"],
+            {"lines": problems, "tolerance": _money(f.unit)},
+            reads=_once(reads),
+            blames=_once(blames),
         )
     if not checked:
         return _skipped("no_line_to_check")
-    return _passed
+    return _Result(PASSED, reads=_once(reads))
 
 
 def _line_nets(f: _Facts) -> list[Decimal] | None:
@@ -546,9 +644,17 @@ def _check_lines_sum(f: _Facts) -> _Result:
         # EN 16931 BR-CO-10 and BR-CO-13: net = Σ line nets − allowances + charges.
         detail["charges_minus_allowances"] = _money(adjustment)
         tolerance += f.unit * (len(f.invoice.allowances) + len(f.invoice.charges))
+    reads = (*_line_paths(f, "net_amount"), "totals.net", *f.adjustment_paths(amounts_only=True))
     if abs(found + adjustment - net_total) > tolerance:
-        return _Result(FAILED, "lines_sum_mismatch", "totals.net", {**detail, "tolerance": _money(tolerance)})
-    return _Result(PASSED, detail=detail)
+        return _Result(
+            FAILED,
+            "lines_sum_mismatch",
+            "totals.net",
+            {**detail, "tolerance": _money(tolerance)},
+            reads=reads,
+            blames=reads,
+        )
+    return _Result(PASSED, detail=detail, reads=reads)
 
 
 def _tax_total(f: _Facts) -> Decimal | None:
@@ -593,15 +699,23 @@ def _check_tax_by_rate(f: _Facts) -> _Result:
         "tax_by_rate": {rate: _money(tax) for rate, tax in by_rate.items()},
         "tolerance": _money(tolerance),
     }
+    reads = (
+        *_line_paths(f, "net_amount"),
+        *_line_paths(f, "tax_rate"),
+        "totals.net",
+        *_present(f, "totals.tax"),
+        *f.adjustment_paths(),
+    )
     if abs(expected - tax_total) > tolerance:
-        return _Result(FAILED, "tax_by_rate_mismatch", "totals.tax", detail)
-    return _Result(PASSED, detail=detail)
+        return _Result(FAILED, "tax_by_rate_mismatch", "totals.tax", detail, reads=reads, blames=reads)
+    return _Result(PASSED, detail=detail, reads=reads)
 
 
 def _check_totals_sum(f: _Facts) -> _Result:
     net, tax, gross = f.total("net"), _tax_total(f), f.total("gross")
     if net is None or tax is None or gross is None:
         return _skipped("amounts_missing")
+    reads = ("totals.net", *_present(f, "totals.tax"), "totals.gross")
     if abs(net + tax - gross) > f.unit:
         return _Result(
             FAILED,
@@ -614,8 +728,10 @@ def _check_totals_sum(f: _Facts) -> _Result:
                 "net_plus_tax": _money(net + tax),
                 "tolerance": _money(f.unit),
             },
+            reads=reads,
+            blames=reads,
         )
-    return _passed
+    return _Result(PASSED, reads=reads)
 
 
 def _check_amount_due(f: _Facts) -> _Result:
@@ -628,6 +744,7 @@ def _check_amount_due(f: _Facts) -> _Result:
     if gross is None or due is None or prepaid is None:
         return _skipped("amounts_missing")
     expected = gross - prepaid + rounding
+    reads = ("totals.gross", *_present(f, "totals.prepaid", "totals.rounding"), "totals.amount_due")
     if abs(expected - due) > f.unit:
         detail = {
             "gross": _money(gross),
@@ -638,8 +755,8 @@ def _check_amount_due(f: _Facts) -> _Result:
         }
         if rounding:
             detail["rounding"] = _money(rounding)
-        return _Result(FAILED, "amount_due_mismatch", "totals.amount_due", detail)
-    return _passed
+        return _Result(FAILED, "amount_due_mismatch", "totals.amount_due", detail, reads=reads, blames=reads)
+    return _Result(PASSED, reads=reads)
 
 
 # --- policy and master data ----------------------------------------------------------------------
@@ -651,10 +768,8 @@ def _check_currency_allowed(f: _Facts) -> _Result:
         return _skipped("currency_missing")
     code = value.strip()
     if code not in f.allowed_currencies:
-        return _Result(
-            FAILED, "currency_not_allowed", "currency", {"currency": code, "allowed": sorted(f.allowed_currencies)}
-        )
-    return _passed
+        return _blamed("currency_not_allowed", "currency", {"currency": code, "allowed": sorted(f.allowed_currencies)})
+    return _Result(PASSED, reads=("currency",))
 
 
 def _check_supplier_master_data(f: _Facts) -> _Result:
@@ -663,26 +778,32 @@ def _check_supplier_master_data(f: _Facts) -> _Result:
     vat_id = f.invoice.supplier.vat_id.value
     name = f.invoice.supplier.name.value
     record = f.master.supplier
+    reads = _present(f, "supplier.name", "supplier.vat_id")
     if record is None:
         shown = {"vat_id": normalize_vat_id(vat_id) if vat_id else None, "name": name}
-        return _Result(FAILED, "supplier_unknown", "supplier.vat_id" if vat_id else "supplier.name", shown)
+        return _blamed("supplier_unknown", "supplier.vat_id" if vat_id else "supplier.name", shown, reads=reads)
     detail = {"matched_by": f.master.matched_by, "supplier": {"name": record.name, "vat_id": record.vat_id}}
     if name is None or comparable_name(name) != comparable_name(record.name):
-        return _Result(
-            FAILED, "supplier_name_mismatch", "supplier.name", {**detail, "extracted": name, "expected": record.name}
+        return _blamed(
+            "supplier_name_mismatch",
+            "supplier.name",
+            {**detail, "extracted": name, "expected": record.name},
+            reads=reads,
         )
     extracted_iban = f.invoice.supplier.iban.value
-    if record.iban and extracted_iban is not None and normalize_iban(extracted_iban) != record.iban:
-        # A changed bank account is the classic invoice fraud: never accepted unseen.
-        return _Result(
-            FAILED,
-            "supplier_iban_mismatch",
-            "supplier.iban",
-            {**detail, "extracted": normalize_iban(extracted_iban), "expected": record.iban},
-        )
+    if record.iban and extracted_iban is not None:
+        reads = (*reads, "supplier.iban")
+        if normalize_iban(extracted_iban) != record.iban:
+            # A changed bank account is the classic invoice fraud: never accepted unseen.
+            return _blamed(
+                "supplier_iban_mismatch",
+                "supplier.iban",
+                {**detail, "extracted": normalize_iban(extracted_iban), "expected": record.iban},
+                reads=reads,
+            )
     if not record.iban and extracted_iban is not None:
         detail["iban"] = "master data has no IBAN for this supplier: not compared"
-    return _Result(PASSED, detail=detail)
+    return _Result(PASSED, detail=detail, reads=reads)
 
 
 def _check_iban_checksum(f: _Facts) -> _Result:
@@ -694,8 +815,8 @@ def _check_iban_checksum(f: _Facts) -> _Result:
         stdnum_iban.validate(account)
     except StdnumValidationError as error:
         problem = "checksum" if isinstance(error, InvalidChecksum) else "format"
-        return _Result(FAILED, "iban_invalid", "supplier.iban", {"iban": account, "problem": problem})
-    return _passed
+        return _blamed("iban_invalid", "supplier.iban", {"iban": account, "problem": problem})
+    return _Result(PASSED, reads=("supplier.iban",))
 
 
 def _vat_module(country: str) -> Any:
@@ -760,9 +881,13 @@ def _check_vat_id_format(f: _Facts) -> _Result:
         if f.master.supplier is not None and f.master.supplier.vat_id == vat_id:
             # The tenant's own master data lists exactly this id for this supplier (test and
             # legacy ids exist): the tenant vouched for it; format rules add nothing then.
-            return _Result(PASSED, detail={"vat_id": vat_id, "problem": problem, "vouched_by": "master data"})
-        return _Result(FAILED, "vat_id_invalid", "supplier.vat_id", {"vat_id": vat_id, "problem": problem})
-    return _passed
+            return _Result(
+                PASSED,
+                detail={"vat_id": vat_id, "problem": problem, "vouched_by": "master data"},
+                reads=("supplier.vat_id",),
+            )
+        return _blamed("vat_id_invalid", "supplier.vat_id", {"vat_id": vat_id, "problem": problem})
+    return _Result(PASSED, reads=("supplier.vat_id",))
 
 
 # --- evidence ------------------------------------------------------------------------------------
@@ -778,8 +903,10 @@ def _evidenced(f: _Facts) -> Iterable[tuple[str, FieldValue, str]]:
 def _check_evidence_spans(f: _Facts) -> _Result:
     problems: list[dict[str, Any]] = []
     checked = 0
+    reads: list[str] = []
     for path, value, _claimed in _evidenced(f):
         checked += 1
+        reads.append(path)
         evidence = value.evidence
         if evidence is None:
             problems.append({"field": path, "reason": "evidence_missing"})
@@ -799,13 +926,21 @@ def _check_evidence_spans(f: _Facts) -> _Result:
             )
     detail = {"fields_checked": checked, "attested_by_reviewer": sorted(f.attested)}
     if problems:
-        return _Result(FAILED, problems[0]["reason"], problems[0]["field"], {**detail, "problems": problems})
-    return _Result(PASSED, detail=detail)
+        return _Result(
+            FAILED,
+            problems[0]["reason"],
+            problems[0]["field"],
+            {**detail, "problems": problems},
+            reads=tuple(reads),
+            blames=tuple(problem["field"] for problem in problems),
+        )
+    return _Result(PASSED, detail=detail, reads=tuple(reads))
 
 
 def _check_evidence_values(f: _Facts) -> _Result:
     problems: list[dict[str, Any]] = []
     checked = 0
+    reads: list[str] = []
     for path, value, claimed in _evidenced(f):
         evidence = value.evidence
         if evidence is None or f.document.span(evidence.page, evidence.start, evidence.end) != evidence.quote:
@@ -814,6 +949,7 @@ def _check_evidence_values(f: _Facts) -> _Result:
         if kind == "document_type":
             continue  # "Rechnung", "Avoir", "Gutschrift (389)": the word is the evidence, not the value
         checked += 1
+        reads.append(path)
         if path.rsplit(".", 1)[-1] in _NOTE_FIELDS:
             longest = MAX_NOTE_QUOTE
         else:
@@ -836,16 +972,21 @@ def _check_evidence_values(f: _Facts) -> _Result:
             problems.append({"field": path, "value": value.value, "quote": evidence.quote[:200]})
     if problems:
         return _Result(
-            FAILED, "evidence_value_mismatch", problems[0]["field"], {"fields_checked": checked, "problems": problems}
+            FAILED,
+            "evidence_value_mismatch",
+            problems[0]["field"],
+            {"fields_checked": checked, "problems": problems},
+            reads=tuple(reads),
+            blames=tuple(problem["field"] for problem in problems),
         )
-    return _Result(PASSED, detail={"fields_checked": checked})
+    return _Result(PASSED, detail={"fields_checked": checked}, reads=tuple(reads))
 
 
 # --- required fields (VAL-2) ---------------------------------------------------------------------
 
 
 def _check_required_fields(f: _Facts) -> _Result:
-    values = dict(f.fields)
+    values = f.values
     missing = [path for path in REQUIRED_FIELDS if not (values[path].value or "").strip()]
     for index in range(f.line_count):
         if values[f"lines[{index}].net_amount"].value is None:
@@ -857,11 +998,29 @@ def _check_required_fields(f: _Facts) -> _Result:
         missing.append("totals.amount_due")
     # A value the model withheld while pointing at where it is printed: uncertain, not absent.
     withheld = [path for path, value in f.fields if value.value is None and value.evidence is not None]
+    # Every field the policy needs, whether it is there or not: a required field that is
+    # present passed this check.
+    reads = _once([*REQUIRED_FIELDS, *_line_paths(f, "net_amount"), *missing, *withheld])
+    blames = _once([*withheld, *missing])
     if withheld:
-        return _Result(FAILED, "field_value_withheld", withheld[0], {"withheld": withheld, "missing": missing})
+        return _Result(
+            FAILED,
+            "field_value_withheld",
+            withheld[0],
+            {"withheld": withheld, "missing": missing},
+            reads=reads,
+            blames=blames,
+        )
     if missing:
-        return _Result(FAILED, "required_field_missing", missing[0], {"missing": missing, "withheld": withheld})
-    return _passed
+        return _Result(
+            FAILED,
+            "required_field_missing",
+            missing[0],
+            {"missing": missing, "withheld": withheld},
+            reads=reads,
+            blames=blames,
+        )
+    return _Result(PASSED, reads=reads)
 
 
 # The money a payment is made of: a disagreement here is a different invoice, not a typo.
@@ -878,8 +1037,9 @@ def _check_visible_matches_embedded(f: _Facts) -> _Result:
     amounts = {abs(number) for page in visible for line in page.splitlines() for number in printed_numbers(line)}
     accounts = {normalize_iban(line) for page in visible for line in page.splitlines()}
     missing: list[dict[str, str]] = []
+    compared = tuple(path for path, value in f.fields if path in _COMPARED_WITH_VISIBLE and value.value is not None)
     for path, value in f.fields:
-        if path not in _COMPARED_WITH_VISIBLE or value.value is None:
+        if path not in compared or value.value is None:
             continue
         if path == "supplier.iban":
             iban = normalize_iban(value.value)
@@ -890,13 +1050,15 @@ def _check_visible_matches_embedded(f: _Facts) -> _Result:
         if not printed:
             missing.append({"field": path, "value": value.value})
     if missing:
-        return _Result(FAILED, "visible_and_embedded_disagree", missing[0]["field"], {"not_printed": missing})
-    return _Result(
-        PASSED,
-        detail={
-            "fields_compared": [path for path, v in f.fields if path in _COMPARED_WITH_VISIBLE and v.value is not None]
-        },
-    )
+        return _Result(
+            FAILED,
+            "visible_and_embedded_disagree",
+            missing[0]["field"],
+            {"not_printed": missing},
+            reads=compared,
+            blames=tuple(item["field"] for item in missing),
+        )
+    return _Result(PASSED, detail={"fields_compared": list(compared)}, reads=compared)
 
 
 _CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {

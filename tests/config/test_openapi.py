@@ -57,8 +57,11 @@ def test_schema_documents_the_job_request_fields(schema):
 
 def test_a_jobs_result_is_documented_as_invoice_v1_or_v2(schema):
     detail = schema["paths"]["/api/v1/extraction-jobs/{job_id}"]["get"]["responses"]["200"]
-    output = detail["content"]["application/json"]["schema"]["properties"]["result"]["properties"]["output"]
     components = schema["components"]["schemas"]
+    assert detail["content"]["application/json"]["schema"]["properties"]["result"] == {
+        "$ref": "#/components/schemas/JobResult"
+    }
+    output = components["JobResult"]["properties"]["output"]
 
     assert output == {"oneOf": [{"$ref": "#/components/schemas/InvoiceV1"}, {"$ref": "#/components/schemas/InvoiceV2"}]}
     v2 = components["InvoiceV2"]["properties"]
@@ -66,6 +69,19 @@ def test_a_jobs_result_is_documented_as_invoice_v1_or_v2(schema):
     assert v2["allowances"]["items"] == {"$ref": "#/components/schemas/AllowanceOrCharge"}
     assert "allowances" not in components["InvoiceV1"]["properties"]
     assert "$defs" not in json.dumps(components)
+
+
+def test_each_fields_trust_is_documented_on_the_job_and_in_the_completed_webhook(schema):
+    components = schema["components"]["schemas"]
+    fields = components["Validation"]["properties"]["fields"]
+    trust = components["FieldTrust"]["properties"]
+
+    assert components["JobResult"]["properties"]["validation"] == {"$ref": "#/components/schemas/Validation"}
+    assert fields["additionalProperties"] == {"$ref": "#/components/schemas/FieldTrust"}
+    assert trust["status"]["enum"] == ["verified", "derived", "conflicting", "unverified", "missing"]
+    assert trust["sources"]["items"]["enum"] == ["einvoice", "rules", "model", "reviewer"]
+    body = schema["webhooks"]["extraction.completed.v1"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"]["properties"]["data"]["properties"]["result"] == {"$ref": "#/components/schemas/JobResult"}
 
 
 # --- The error contract: every status an operation can answer, and only those ---------------

@@ -20,6 +20,9 @@ from extraction.providers.builtin.parties import find_supplier_name, line_partie
 from extraction.providers.builtin.totals import TOTAL_LABELS, find_totals
 from extraction.validation.schema import SCHEMA_ID
 
+# What the attempt ledger records as the provider: the rules, not a model.
+PROVIDER_NAME = "builtin"
+
 __all__ = ["BuiltinProvider", "extract_invoice"]
 
 
@@ -59,7 +62,7 @@ def extract_invoice(document: DocumentText) -> dict[str, Any]:
 class BuiltinProvider:
     """The rule-based extractor behind the Provider interface: no network, no account, no cost."""
 
-    name = "builtin"
+    name = PROVIDER_NAME
 
     def extract(self, request: ProviderRequest) -> ProviderResponse:
         started = time.monotonic()

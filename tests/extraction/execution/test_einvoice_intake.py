@@ -58,6 +58,12 @@ def test_an_uploaded_xrechnung_is_read_from_its_xml_with_no_model_call(processes
     assert result.output["totals"]["amount_due"]["value"] == "120"
     elements = result.validation["einvoice"]["elements"]
     assert elements["totals.amount_due"] == "/Invoice/cac:LegalMonetaryTotal/cbc:PayableAmount"
+    due = result.validation["fields"]["totals.amount_due"]
+    assert (due["status"], due["sources"], due["element"]) == (
+        "verified",
+        ["einvoice"],
+        "/Invoice/cac:LegalMonetaryTotal/cbc:PayableAmount",
+    )
     text = ExtractedText.objects.get(document__jobs__pk=job_id)
     assert (text.source, text.einvoice_page, len(text.pages)) == ("einvoice_xml", 1, 1)
 
@@ -131,6 +137,15 @@ def test_a_tenant_asking_for_both_gets_the_xmls_values_cross_checked_by_the_mode
     assert result.validation["reasons"] == reasons
     agreement = result.validation["checks"][-1]
     assert (agreement["check"], agreement["status"]) == ("model_agrees", "failed" if reasons else "passed")
+    fields = result.validation["fields"]
+    differing = [item["field"] for item in agreement["detail"]["differing"]]
+    assert differing == (["supplier.iban"] if invents_an_iban else [])
+    for path in differing:
+        assert (fields[path]["status"], fields[path]["sources"]) == ("conflicting", ["einvoice"])
+    # What both read alike is verified by both.
+    agreed = [path for path in agreement["detail"]["compared"] if path not in differing]
+    assert "invoice_number" in agreed
+    assert {path: fields[path]["sources"] for path in agreed} == {path: ["einvoice", "model"] for path in agreed}
     # The result is the XML's, whatever the model read.
     assert result.output["supplier"]["iban"]["value"] == "DE79000000001234567890"
     assert result.validation["einvoice"]["profile"] == "XRechnung (UBL)"
@@ -146,6 +161,9 @@ def test_a_tenant_that_turns_einvoice_intake_off_gets_the_model(processes, tenan
 
     assert sim.stats()["calls_by_job"].get(job_id) == 1
     assert Attempt.objects.get(job_id=job_id).provider != "einvoice"
+    fields = ExtractionResult.objects.get(job_id=job_id).validation["fields"]
+    assert {tuple(entry["sources"]) for entry in fields.values() if entry["status"] != "missing"} == {("model",)}
+    assert {entry["element"] for entry in fields.values()} == {None}
 
 
 def test_a_billion_laughs_upload_ends_terminal_with_its_reason_and_no_model_call(processes, tenant, sim):

@@ -11,7 +11,8 @@ from extraction.einvoice import read_einvoice
 from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
 from extraction.intake.text import DocumentText
-from extraction.validation.cross_check import model_agreement
+from extraction.validation.cross_check import judged_with_model, model_agreement
+from extraction.validation.fields import ReadingSource, untrusted_blocking
 from extraction.validation.policy import MasterData, check_invoice
 from extraction.validation.schema import InvoiceV1, parse_invoice
 
@@ -66,6 +67,16 @@ def test_a_model_reading_another_gross_and_iban_disagrees_naming_both():
         "supplier.iban",
     )
     assert check["detail"] == {
+        "compared": [
+            "invoice_number",
+            "issue_date",
+            "currency",
+            "supplier.iban",
+            "totals.net",
+            "totals.tax",
+            "totals.gross",
+            "totals.amount_due",
+        ],
         "differing": [
             {
                 "field": "supplier.iban",
@@ -73,7 +84,7 @@ def test_a_model_reading_another_gross_and_iban_disagrees_naming_both():
                 "model": "DE89 3704 0044 0532 0130 00",
             },
             {"field": "totals.gross", "einvoice": einvoice.totals.gross.value, "model": "999.00"},
-        ]
+        ],
     }
 
 
@@ -98,11 +109,27 @@ def test_a_disagreement_is_a_review_reason_beside_the_policys():
         allowed_currencies=["EUR"],
         overrides={},
         master=MasterData(has_records=False, supplier=None),
+        sources=(ReadingSource.EINVOICE,),
     )
     assert outcome.reasons == []
 
-    judged = outcome.with_check(model_agreement(einvoice, _parsed(model)))
+    judged = judged_with_model(outcome, einvoice, _parsed(model))
 
     assert (judged.review_required, judged.reasons) == (True, ["model_and_einvoice_disagree"])
     assert judged.checks[-1]["check"] == "model_agrees"
     assert judged.severities["model_agrees"] == "blocking"
+    # The field the two readings disagree on conflicts and sends the job to review; the ones
+    # they read alike are verified by both.
+    gross, number = judged.fields["totals.gross"], judged.fields["invoice_number"]
+    assert (gross["status"], gross["blocking"], gross["sources"], gross["failed"]) == (
+        "conflicting",
+        True,
+        ["einvoice"],
+        ["model_agrees"],
+    )
+    assert (number["status"], number["sources"], number["checks"][-1]) == (
+        "verified",
+        ["einvoice", "model"],
+        "model_agrees",
+    )
+    assert untrusted_blocking(judged.fields) == ["totals.gross"]
