@@ -37,6 +37,7 @@ from extraction.models import (
     Supplier,
 )
 from extraction.review import decisions as review
+from extraction.validation.fields import TRUSTED
 from extraction.validation.schema import parse_invoice
 from extraction.validation.suppliers import CSV_COLUMNS
 
@@ -191,11 +192,13 @@ class ExtractionJobAdmin(TenantScopedAdmin):
             result.validation if result else {}
         )
         flagged = _flagged_fields(validation)
+        trusts = validation.get("fields") or {}
         submitted = request.POST if refusal is not None else None
         fields = [
             {
                 **entry,
                 "flagged": entry["path"] in flagged,
+                "trust": trusts.get(entry["path"]),
                 "input": submitted.get(f"field:{entry['path']}", entry["value"] or "")
                 if submitted
                 else entry["value"] or "",
@@ -255,7 +258,10 @@ def _output_fields(output: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _flagged_fields(validation: dict[str, Any]) -> set[str]:
-    """Every field a failed check points at, for highlighting."""
+    """The fields a reviewer must look at, for highlighting: those neither verified nor derived;
+    for a result judged before fields had a status, every field a failed check points at."""
+    if "fields" in validation:
+        return {path for path, trust in validation["fields"].items() if trust["status"] not in TRUSTED}
     flagged: set[str] = set()
     for check in validation.get("checks", []):
         if check.get("status") != "failed":

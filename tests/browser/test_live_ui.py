@@ -100,6 +100,8 @@ def test_uploaded_invoices_finish_live_and_show_highlighted_evidence(
     assert gross.inner_text() == "119.00"
     assert page.locator("mark.evidence[data-field='invoice_number']").inner_text() == "INV-2026-001"
     assert page.locator("#field-rows tr[data-field='totals.gross'] td").nth(1).inner_text() == "119.00"
+    status = page.locator("#field-rows tr[data-field='totals.gross'] td.trust")
+    assert (status.inner_text(), status.get_attribute("title")) == ("verified", "read by rules")
     assert page.locator("#no-reasons").is_visible()
     # The document's markup is shown as text, never interpreted.
     assert '<img src=x onerror="window.__pwned=1">' in page.locator("pre.page").inner_text()

@@ -65,9 +65,15 @@
     return rows;
   }
 
-  /* Fields that a failed check points at. */
+  /* Fields a person must look at: those neither verified nor derived (validation.fields); for a
+     result judged before fields had a status, those a failed check points at. */
+  const TRUSTED = new Set(["verified", "derived"]);
   function flaggedFields(validation) {
     const flagged = new Set();
+    if (validation && validation.fields) {
+      for (const [path, trust] of Object.entries(validation.fields)) if (!TRUSTED.has(trust.status)) flagged.add(path);
+      return flagged;
+    }
     for (const check of (validation && validation.checks) || []) {
       if (check.status !== "failed") continue;
       if (check.field) flagged.add(check.field);
@@ -131,11 +137,13 @@
     const body = document.getElementById("field-rows");
     body.replaceChildren();
     const flagged = flaggedFields(result.validation);
+    const trusts = (result.validation && result.validation.fields) || {};
     for (const row of fieldRows(result.output)) {
       const tr = el("tr", null, flagged.has(row.path) ? "flagged" : "");
       tr.dataset.field = row.path;
       tr.appendChild(el("td", row.path, "path"));
       tr.appendChild(el("td", row.value === null ? "—" : row.value));
+      tr.appendChild(trustCell(trusts[row.path]));
       const evidence = el("td");
       if (row.evidence) {
         const link = el("a", "p." + row.evidence.page + " “" + row.evidence.quote + "”");
@@ -146,6 +154,19 @@
       body.appendChild(tr);
     }
     document.getElementById("fields").hidden = false;
+  }
+
+  /* A field's status, with who read it and which checks failed it on hover. */
+  function trustCell(trust) {
+    if (!trust) return el("td", "—", "trust muted");
+    const cell = el("td", trust.status, "trust " + trust.status);
+    const why = ["read by " + (trust.sources.join(" + ") || "—")];
+    if (trust.failed.length) why.push("failed " + trust.failed.join(", "));
+    if (trust.relocated) why.push("evidence moved to where it is printed");
+    if (trust.element) why.push(trust.element);
+    cell.title = why.join("; ");
+    cell.dataset.blocking = String(trust.blocking);
+    return cell;
   }
 
   function renderValidation(validation) {

@@ -34,6 +34,7 @@ from extraction.models import (
 )
 from extraction.providers.builtin import extract_invoice
 from extraction.review import decisions as review
+from extraction.validation.fields import ReadingSource
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import parse_invoice
 from tests.factories import INVOICES, make_document, make_job, make_tenant, unique_slug
@@ -75,7 +76,10 @@ def job_in_review(
         document_text = DocumentText(pages=pages) if pages is not None else extracted_text
     output = output if output is not None else with_gross(extracted, "3000.00")
     outcome = validate_extraction(
-        invoice=parse_invoice(json.dumps(output), schema=schema), document=document_text, tenant_id=tenant.pk
+        invoice=parse_invoice(json.dumps(output), schema=schema),
+        document=document_text,
+        tenant_id=tenant.pk,
+        sources=(ReadingSource.MODEL,),
     )
     assert outcome.review_required, "the test job must need review"
     document = make_document(tenant, content=b"%PDF-1.7 " + uuid.uuid4().hex.encode(), filename="invoice.pdf")
@@ -427,6 +431,22 @@ def test_review_screen_shows_fields_and_escaped_document_with_highlighted_eviden
     )
     assert 'name="field:totals.gross" value="300.00"' in body
     assert f'name="state_version" value="{job.state_version}"' in body
+    # Each field's status beside its value, and what put it in doubt: the name is printed but is
+    # not the supplier's; the other values quote pages this document does not have.
+    assert (
+        '<td><label for="f-2">supplier.name</label></td>\n'
+        '            <td><input type="text" id="f-2" name="field:supplier.name" value="Lieferant &lt;img src=x '
+        'onerror=alert(1)&gt; GmbH"></td>\n'
+        '            <td class="trust"><span title="read by model; failed supplier_master_data">unverified</span></td>'
+    ) in body
+    claimed = [
+        path
+        for path, field in parse_invoice(json.dumps(answer), schema="invoice.v1").fields()
+        if field.value is not None
+    ]
+    assert body.count(
+        '<td class="trust"><span title="read by model; failed evidence_spans">unverified</span></td>'
+    ) == (len(claimed) - 1)
 
 
 def test_approve_through_the_admin_with_a_corrected_field(elektron_buyer):
@@ -446,6 +466,10 @@ def test_approve_through_the_admin_with_a_corrected_field(elektron_buyer):
     assert response.status_code == 302 and response.url == QUEUE_URL
     job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED
+    # The corrected value is the reviewer's; what the reviewer left stays the model's.
+    fields = ExtractionResult.objects.get(job_id=job.pk).validation["fields"]
+    assert (fields["totals.gross"]["status"], fields["totals.gross"]["sources"]) == ("verified", ["reviewer"])
+    assert (fields["totals.net"]["status"], fields["totals.net"]["sources"]) == ("verified", ["model"])
 
 
 def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(elektron_buyer):
