@@ -68,6 +68,7 @@ from extraction.providers.einvoice import answer_from_einvoice  # noqa: E402
 from extraction.providers.quoted_answer import ANSWER_FORMATS  # noqa: E402
 from extraction.providers.structured_output import DIALECTS  # noqa: E402
 from extraction.validation.evidence import relocate_evidence  # noqa: E402
+from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource  # noqa: E402
 from extraction.validation.policy import (  # noqa: E402
     BLOCKING,
     FAILED,
@@ -445,7 +446,12 @@ class Directory:
 
 
 def validate(
-    output: dict[str, Any], document: DocumentText, directory: Directory, allowed: list[str] | None = None
+    output: dict[str, Any],
+    document: DocumentText,
+    directory: Directory,
+    allowed: list[str] | None = None,
+    *,
+    source: ReadingSource = ReadingSource.RULES,
 ) -> ValidationOutcome:
     invoice = parse_invoice(json.dumps(output), schema=output.get("schema", "invoice.v1"))
     return check_invoice(
@@ -454,7 +460,100 @@ def validate(
         allowed_currencies=allowed or ALLOWED_CURRENCIES,
         overrides={},
         master=directory.master_for(output),
+        sources=(source,),
     )
+
+
+# --- calibration: how often a field with a status is right ------------------------------------------
+
+
+_LINE_PATH = re.compile(r"lines\[(\d+)\]\.(\w+)")
+
+
+def _truth_at(case: Case, path: str) -> tuple[bool, Any, str]:
+    """(whether the truth knows the field, its value, the per-field table's name for it)."""
+    if path in case.truth:
+        return True, case.truth[path], path
+    line = _LINE_PATH.fullmatch(path)
+    if line and line[2] in LINE_FIELDS and case.truth_lines is not None:
+        index = int(line[1])
+        expected = case.truth_lines[index].get(line[2]) if index < len(case.truth_lines) else None
+        return True, expected, f"lines.{line[2]}"
+    return False, None, path
+
+
+def field_calibration(case: Case, output: dict[str, Any], fields: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each listed field of one answer with its status and, where the truth knows the field,
+    whether the value is right (compared as the per-field table compares)."""
+    values = dict(_flat_all(output))
+    rows = []
+    for path, trust in fields.items():
+        known, expected, name = _truth_at(case, path)
+        leaf = name.rsplit(".", 1)[-1] if name.startswith("lines.") else path
+        right = _normalized(leaf, values.get(path)) == _normalized(leaf, expected) if known else None
+        rows.append({"path": path, "field": name, "status": trust["status"], "right": right})
+    return rows
+
+
+def _flat_all(output: dict[str, Any]) -> list[tuple[str, Any]]:
+    invoice = parse_invoice(json.dumps(output), schema=output.get("schema", "invoice.v1"))
+    return [(path, value.value) for path, value in invoice.fields()]
+
+
+def _calibration_summary(rows: list[dict[str, Any]], cases: list[Case]) -> dict[str, Any]:
+    """Per status and per field: how many values had it and how many of those the truth knows
+    were right; the share of fields and documents trusted; what posting only verified values gives."""
+    answered = [row for row in rows if row.get("trust") is not None]
+    by_status: dict[str, Counter[str]] = defaultdict(Counter)
+    by_field: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    for row in answered:
+        for entry in row["trust"]:
+            for counter in (by_status[entry["status"]], by_field[entry["field"]][entry["status"]]):
+                counter["fields"] += 1
+                if entry["right"] is not None:
+                    counter["known"] += 1
+                    counter["right"] += entry["right"]
+
+    def figures(counter: Counter[str]) -> dict[str, Any]:
+        known = counter["known"]
+        return {
+            "fields": counter["fields"],
+            "known": known,
+            "right": counter["right"],
+            "precision": counter["right"] / known if known else None,
+        }
+
+    listed = sum(len(row["trust"]) for row in answered)
+    trusted = sum(entry["status"] in TRUSTED for row in answered for entry in row["trust"])
+    verified_known = [
+        entry for row in answered for entry in row["trust"] if entry["status"] in TRUSTED and entry["right"] is not None
+    ]
+    # The values a client would have to type if it posted only trusted ones: every value the
+    # truth holds (not null) that was not posted right.
+    truth_values = sum(
+        sum(value is not None for value in case.truth.values())
+        + sum(value is not None for line in case.truth_lines or [] for value in line.values())
+        for case in cases
+    )
+    return {
+        "by_status": {status.value: figures(by_status[status.value]) for status in FieldStatus},
+        "by_field": {
+            name: {status: figures(counter) for status, counter in statuses.items()}
+            for name, statuses in sorted(by_field.items(), key=lambda item: _field_order(item[0]))
+        },
+        "fields_listed": listed,
+        "fields_trusted": trusted,
+        "documents": len(answered),
+        "documents_fully_trusted": sum(
+            all(entry["status"] in TRUSTED for entry in row["trust"]) for row in answered if row["trust"]
+        ),
+        "posting_trusted_only": {
+            "posted_known": len(verified_known),
+            "posted_right": sum(entry["right"] for entry in verified_known),
+            "posted_wrong": sum(not entry["right"] for entry in verified_known),
+            "truth_values": truth_values,
+        },
+    }
 
 
 # --- part 1: extraction accuracy -------------------------------------------------------------------
@@ -626,7 +725,7 @@ def run_extraction(
                 file=sys.stderr,
                 flush=True,
             )
-    return _summary(rows, per_field, per_source)
+    return _summary(rows, per_field, per_source, cases)
 
 
 def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[str, Score]) -> dict[str, Any]:
@@ -647,8 +746,9 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
         directory = Directory.knowing(
             case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
         )
-        outcome = validate(output, document, directory)
+        outcome = validate(output, document, directory, source=_reading_source(answer))
         row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
+        row["trust"] = field_calibration(case, output, outcome.fields)
     row["wrong_fields"] = sorted(n for n, s in scores.items() if s.fp or s.fn)
     row["values"] = _values(output, scores)
     if answer.seconds is not None:
@@ -661,13 +761,23 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
     return row
 
 
+def _reading_source(answer: Answer) -> ReadingSource:
+    """Who gave the answer: the e-invoice's XML, a model (only its calls are timed; an answers
+    log written before readings were recorded still says so), or the rules."""
+    if answer.provider == "einvoice":
+        return ReadingSource.EINVOICE
+    return ReadingSource.MODEL if answer.seconds is not None else ReadingSource.RULES
+
+
 def _verdict(row: dict[str, Any]) -> str:
     if row["failed"]:
         return f"FAILED {row['failed']['kind']}: {row['failed']['message'][:120]}"
     return f"REVIEW_REQUIRED {','.join(row['reasons'])}" if row["review_required"] else "SUCCEEDED"
 
 
-def _summary(rows: list[dict[str, Any]], per_field: dict[str, Score], per_source: dict[str, Score]) -> dict[str, Any]:
+def _summary(
+    rows: list[dict[str, Any]], per_field: dict[str, Score], per_source: dict[str, Score], cases: list[Case]
+) -> dict[str, Any]:
     """The report's figures over every document's row."""
     source_cases = Counter(r["source"] for r in rows)
     source_review = Counter(r["source"] for r in rows if r["review_required"])
@@ -731,6 +841,7 @@ def _summary(rows: list[dict[str, Any]], per_field: dict[str, Score], per_source
             bool(r["wrong_fields"]) and not r["review_required"] and not r["failed"] for r in rows
         ),
         "model_calls": _call_stats(rows),
+        "calibration": _calibration_summary(rows, cases),
         "cases_detail": rows,
     }
 
@@ -1161,6 +1272,41 @@ def _extraction_tables(extraction: dict[str, Any], scope: str = "") -> list[str]
         "|---|---:|",
     ]
     out += [f"| {reason} | {count} |" for reason, count in extraction["review_reasons"].items()]
+    out.append("")
+    out += _calibration_tables(extraction["calibration"], scope)
+    return out
+
+
+def _calibration_tables(calibration: dict[str, Any], scope: str = "") -> list[str]:
+    """How often a value with each status is right, and what posting only trusted values gives."""
+    out = [
+        f"## Each field's status against the truth{scope}",
+        "",
+        "| status | values | the truth knows | right | precision |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for status, s in calibration["by_status"].items():
+        out.append(f"| {status} | {s['fields']} | {s['known']} | {s['right']} | {_pct(s['precision'])} |")
+    posting = calibration["posting_trusted_only"]
+    out += [
+        "",
+        f"Values verified or derived: {_share(calibration['fields_trusted'], calibration['fields_listed'])}; documents "
+        f"whose every listed value is: {_share(calibration['documents_fully_trusted'], calibration['documents'])}. "
+        f"A client posting only verified or derived values posts {posting['posted_known']} values the truth knows, "
+        f"{posting['posted_wrong']} of them wrong, and enters the rest of the "
+        f"{posting['truth_values']} values the truth holds by hand.",
+        "",
+        "| field | verified: right / known | unverified: right / known | conflicting: right / known |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, statuses in calibration["by_field"].items():
+        if not any(s["known"] for s in statuses.values()):
+            continue  # the truth does not know this field anywhere
+        cells = []
+        for status in ("verified", "unverified", "conflicting"):
+            s = statuses.get(status)
+            cells.append(f"{s['right']} / {s['known']}" if s and s["known"] else "–")
+        out.append(f"| {name} | {' | '.join(cells)} |")
     out.append("")
     return out
 
