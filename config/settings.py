@@ -409,8 +409,15 @@ OPERATOR_ACTION_MAX_OBJECTS = env_int("OPERATOR_ACTION_MAX_OBJECTS", 10_000)
 # Model policies a job may name. reserved_tokens is the conservative per-request token
 # reservation, price is per 1,000 tokens in micro-units of the tenant's spend currency; both
 # feed admission (BP-1) before any real usage is known.
+# reading: "model" (the pool's provider alone) or "rules_and_model" (the built-in rules read the
+# same text beside it and the two readings make one answer: extraction/validation/readings.py).
 MODEL_POLICIES: dict[str, dict[str, Any]] = {
-    "default": {"provider_pool": "default", "reserved_tokens": 6000, "price_per_1k_tokens_micros": 2000},
+    "default": {
+        "provider_pool": "default",
+        "reserved_tokens": 6000,
+        "price_per_1k_tokens_micros": 2000,
+        "reading": env("EXTRACTION_READING", "model"),
+    },
 }
 
 # --- Admission (BP-1): per-tenant defaults, editable per tenant in the admin ------------------

@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,12 +42,14 @@ from extraction.models import AttemptOutcome, Document, ExtractedText
 from extraction.providers import PoolBinding, provider_for_policy
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
 from extraction.providers.builtin import PROVIDER_NAME as BUILTIN_PROVIDER
+from extraction.providers.builtin import extract_invoice
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
 from extraction.validation.cross_check import judged_with_model
 from extraction.validation.evidence import relocate_evidence
-from extraction.validation.fields import ReadingSource
-from extraction.validation.policy import validate_extraction
+from extraction.validation.fields import ReadingSource, Sources
+from extraction.validation.policy import ValidationOutcome, validate_extraction
+from extraction.validation.readings import ReadingMode, judged_together, read_together
 from extraction.validation.schema import InvoiceV1, SchemaError, SchemaValidationError, parse_invoice
 
 logger = logging.getLogger("extraction.worker")
@@ -114,22 +116,26 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
             return answer
         if einvoice is not None:
             # "both": the XML's answer is the result, the model's its cross-check.
+            xml_answer = parse_invoice(json.dumps(einvoice.answer.output), schema=claim.schema)
             return _judge_and_complete(
                 claim,
-                parse_invoice(json.dumps(einvoice.answer.output), schema=claim.schema),
+                xml_answer,
                 document,
                 extra={**answer.extra, "einvoice": einvoice.answer.provenance()},
                 report=answer.report,
-                source=ReadingSource.EINVOICE,
-                cross_checked_by=answer.invoice,
+                sources=(ReadingSource.EINVOICE,),
+                elements=einvoice.answer.elements,
+                compared=lambda verdict: judged_with_model(verdict, xml_answer, answer.invoice),
             )
+        if answer.source is ReadingSource.MODEL and _reads_with_rules(claim):
+            return _complete_read_together(claim, answer, call.read, document)
         return _judge_and_complete(
             claim,
             answer.invoice,
             document,
             extra=answer.extra,
             report=answer.report,
-            source=answer.source,
+            sources=(answer.source,),
             relocated=answer.relocated,
         )
     finally:
@@ -285,6 +291,56 @@ def _parse_and_relocate(claim: Claim, call: ModelCall, response: ProviderRespons
     )
 
 
+def _reads_with_rules(claim: Claim) -> bool:
+    # extraction.E001 (extraction/apps.py) names a mistyped mode at start; here it raises.
+    mode = ReadingMode(settings.MODEL_POLICIES[claim.model_policy].get("reading", ReadingMode.MODEL))
+    return mode is ReadingMode.RULES_AND_MODEL
+
+
+def _complete_read_together(claim: Claim, answer: Answer, read: DocumentText, document: DocumentText) -> AttemptResult:
+    """``rules_and_model``: the rules read what the model read (milliseconds, no call), the two
+    readings make one answer (extraction.validation.readings), and that answer is judged."""
+    try:
+        rules, _ = relocate_evidence(parse_invoice(json.dumps(extract_invoice(read)), schema=claim.schema), read)
+    except Exception:  # noqa: BLE001 - the paid answer is judged alone rather than lost to a rules bug
+        logger.exception(
+            "the rules could not read the document: the model's answer is judged alone", extra=claim.log_extra()
+        )
+        return _judge_and_complete(
+            claim,
+            answer.invoice,
+            document,
+            extra=answer.extra,
+            report=answer.report,
+            sources=(answer.source,),
+            relocated=answer.relocated,
+        )
+
+    def judge(invoice: InvoiceV1, source: ReadingSource) -> ValidationOutcome:
+        return read_after_model_call(
+            functools.partial(
+                validate_extraction,
+                invoice=invoice,
+                document=document,
+                tenant_id=claim.tenant_id,
+                policy_revision=claim.policy_revision,
+                sources=(source,),
+            )
+        )
+
+    together = read_together(rules, answer.invoice, judge)
+    return _judge_and_complete(
+        claim,
+        together.invoice,
+        document,
+        extra=answer.extra,
+        report=answer.report,
+        sources=together.sources,
+        relocated=tuple(path for path in answer.relocated if path not in together.taken_from_rules),
+        compared=lambda verdict: judged_together(verdict, together),
+    )
+
+
 def _judge_and_complete(
     claim: Claim,
     invoice: InvoiceV1,
@@ -292,14 +348,16 @@ def _judge_and_complete(
     *,
     extra: dict[str, Any],
     report: Callable[[str], AttemptReport],
-    source: ReadingSource,
+    sources: Sources,
     relocated: tuple[str, ...] = (),
-    cross_checked_by: InvoiceV1 | None = None,
+    elements: Mapping[str, str] | None = None,
+    compared: Callable[[ValidationOutcome], ValidationOutcome] | None = None,
 ) -> AttemptResult:
     """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
     SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found);
-    ``source`` gave the values, ``relocated`` had their evidence moved; ``cross_checked_by`` is a
-    model's answer that must agree with ``invoice`` (model_agrees)."""
+    ``sources`` gave the values (extraction.validation.fields), ``relocated`` had their evidence
+    moved, ``elements`` are an e-invoice's XML elements; ``compared`` adds the check of a second
+    reading of the document (the model's of an e-invoice, the rules' beside the model's)."""
     # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
     # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
     # The policy is this process's copy of the revision the claim returned, when it has one
@@ -315,13 +373,15 @@ def _judge_and_complete(
                 document=document,
                 tenant_id=claim.tenant_id,
                 policy_revision=revision,
-                sources=(source,),
+                sources=sources,
             )
         ).with_relocated(relocated)
-        if source == ReadingSource.EINVOICE:
-            verdict = verdict.with_elements(extra["einvoice"]["elements"])
-        if cross_checked_by is not None:
-            verdict = judged_with_model(verdict, invoice, cross_checked_by)
+        if elements is not None:
+            verdict = verdict.with_elements(elements)
+        if compared is not None:
+            # Under a changed policy the readings were weighed with the old one's judgements;
+            # only the combined answer is judged again (the weighing is the rare case's detail).
+            verdict = compared(verdict)
         validation = {**verdict.as_dict(), **extra}
         # Written with the completions of the process's other slots (execution.completions);
         # this row's verdict is back before anything below runs.
@@ -382,7 +442,8 @@ def _complete_from_einvoice(
         invoice,
         document,
         extra={"einvoice": answer.provenance()},
-        source=ReadingSource.EINVOICE,
+        sources=(ReadingSource.EINVOICE,),
+        elements=answer.elements,
         report=lambda outcome: _traced(
             AttemptReport(
                 outcome=outcome,

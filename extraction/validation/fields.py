@@ -115,7 +115,8 @@ def with_second_reading(
     for path in agreed:
         if path in updated:
             entry = updated[path]
-            entry["sources"] = [*entry["sources"], source.value]
+            if source.value not in entry["sources"]:
+                entry["sources"] = [*entry["sources"], source.value]
             entry["checks"] = [*entry["checks"], check]
     for path in differing:
         if path in updated:

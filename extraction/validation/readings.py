@@ -1,0 +1,210 @@
+"""Two readings of one document made one answer: the rules' and a model's (``rules_and_model``).
+
+The rule extractor reads a document in milliseconds and is exact where it finds something; a
+small model reads more and invents more. Read together, a value both read alike is as good as
+either alone and better than both (two independent readers rarely invent the same wrong value);
+where they differ, the value whose evidence re-resolves and passes every check that reads it is
+kept, and if that does not decide, the field conflicts and the job goes to a person.
+
+Field by field (the paths of :meth:`InvoiceV1.fields`):
+
+- both read it alike: the model's node (value and evidence) is kept, sources rules + model;
+- one left it null: the other's node, with its source alone;
+- they differ: each reading is first judged on its own by the tenant's policy; the value that
+  is ``verified`` in its own judgement while the other is not wins (``resolved``); otherwise the
+  model's value stays and the field is ``conflicting`` (``readings_agree`` fails, blocking).
+
+Line items are compared position by position when both readings found as many lines. When the
+counts differ, positions mean nothing: the block of lines whose every value its own judgement
+verified is taken whole (the model's if both or neither are), and its lines are that reading's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Any
+
+from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource
+from extraction.validation.policy import BLOCKING, FAILED, PASSED, ValidationOutcome
+from extraction.validation.schema import InvoiceV1
+
+CHECK = "readings_agree"
+REASON = "rules_and_model_disagree"
+
+
+class ReadingMode(StrEnum):
+    """Who reads a document for a model policy (``MODEL_POLICIES[name]["reading"]``)."""
+
+    MODEL = "model"  # the policy's provider alone
+    RULES_AND_MODEL = "rules_and_model"  # the rules beside it, read together
+
+
+Judge = Callable[[InvoiceV1, ReadingSource], ValidationOutcome]
+
+
+@dataclass(frozen=True)
+class ReadTogether:
+    """The answer the two readings make, who gave each value, and the ``readings_agree`` check."""
+
+    invoice: InvoiceV1
+    sources: dict[str, list[str]]
+    check: dict[str, Any]
+    conflicting: tuple[str, ...]
+    taken_from_rules: tuple[str, ...]  # the paths whose value and evidence are the rules'
+
+
+def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadTogether:
+    """One answer from ``rules`` and ``model`` (the same schema), judging each on its own with
+    ``judge`` (see the module's docstring)."""
+    rules_values, model_values = dict(rules.fields()), dict(model.fields())
+    rules_trust = judge(rules, ReadingSource.RULES).fields
+    model_trust = judge(model, ReadingSource.MODEL).fields
+    data, rules_data = model.to_json_dict(), rules.to_json_dict()
+    lines_from = _line_block(rules, model, rules_trust, model_trust)
+    if lines_from is ReadingSource.RULES:
+        data["lines"] = rules_data["lines"]
+    sources: dict[str, list[str]] = {}
+    taken: list[str] = []
+    compared: list[str] = []
+    resolved: list[dict[str, Any]] = []
+    differing: list[dict[str, Any]] = []
+
+    def take_rules(path: str) -> bool:
+        try:
+            _node(data, path).update(_node(rules_data, path))
+        except (KeyError, IndexError):
+            return False  # a list item (an allowance) only the rules have: the model's shape stays
+        sources[path] = [ReadingSource.RULES.value]
+        taken.append(path)
+        return True
+
+    for path in dict.fromkeys([*model_values, *rules_values]):
+        if lines_from is not None and _is_line(path):
+            block = rules_values if lines_from is ReadingSource.RULES else model_values
+            if _value(block, path) is not None:
+                sources[path] = [lines_from.value]
+                if lines_from is ReadingSource.RULES:
+                    taken.append(path)
+            continue
+        rule_value, model_value = _value(rules_values, path), _value(model_values, path)
+        if rule_value is None and model_value is None:
+            continue
+        if model_value is None:
+            take_rules(path)
+        elif rule_value is None:
+            sources[path] = [ReadingSource.MODEL.value]
+        elif same_value(path, rule_value, model_value):
+            compared.append(path)
+            sources[path] = [ReadingSource.RULES.value, ReadingSource.MODEL.value]
+        else:
+            compared.append(path)
+            rules_ok, model_ok = _trusted(rules_trust, path), _trusted(model_trust, path)
+            reading = {"field": path, "rules": rule_value, "model": model_value}
+            if rules_ok and not model_ok and take_rules(path):
+                resolved.append({**reading, "kept": ReadingSource.RULES.value})
+            elif model_ok and not rules_ok:
+                sources[path] = [ReadingSource.MODEL.value]
+                resolved.append({**reading, "kept": ReadingSource.MODEL.value})
+            else:
+                sources[path] = [ReadingSource.MODEL.value]
+                differing.append(reading)
+    check = {
+        "check": CHECK,
+        "status": FAILED if differing else PASSED,
+        "severity": BLOCKING,
+        "reason": REASON if differing else None,
+        "field": differing[0]["field"] if differing else None,
+        "detail": {
+            "compared": compared,
+            "resolved": resolved,
+            "differing": differing,
+            "lines_from": lines_from.value if lines_from is not None else "both",
+        },
+    }
+    return ReadTogether(
+        invoice=type(model).model_validate(data, by_alias=True),
+        sources=sources,
+        check=check,
+        conflicting=tuple(item["field"] for item in differing),
+        taken_from_rules=tuple(taken),
+    )
+
+
+def judged_together(outcome: ValidationOutcome, together: ReadTogether) -> ValidationOutcome:
+    """The combined answer's judgement with ``readings_agree``: a field the readings left in
+    conflict is ``conflicting`` and blocks."""
+    agreed = [path for path in together.check["detail"]["compared"] if path not in together.conflicting]
+    return outcome.with_second_reading(
+        together.check, source=ReadingSource.RULES, agreed=agreed, differing=together.conflicting
+    )
+
+
+def same_value(path: str, first: str, second: str) -> bool:
+    """Whether two readings of a field say the same: amounts as numbers ("19" and "19.00"),
+    identifiers without spaces and case, names without case and runs of blanks."""
+    leaf = path.rsplit(".", 1)[-1]
+    if path.startswith("totals.") or leaf in _NUMERIC:
+        try:
+            return Decimal(first.strip()) == Decimal(second.strip())
+        except InvalidOperation:
+            pass
+    if leaf in ("iban", "vat_id", "invoice_number"):
+        return re.sub(r"\s", "", first).upper() == re.sub(r"\s", "", second).upper()
+    return " ".join(first.split()).casefold() == " ".join(second.split()).casefold()
+
+
+_NUMERIC = frozenset(
+    {
+        "quantity",
+        "unit_price",
+        "net_amount",
+        "tax_rate",
+        "tax_amount",
+        "amount",
+        "base_amount",
+        "percentage",
+        "rate",
+        "taxable_amount",
+        "price_base_quantity",
+    }
+)
+
+
+def _line_block(
+    rules: InvoiceV1, model: InvoiceV1, rules_trust: dict[str, Any], model_trust: dict[str, Any]
+) -> ReadingSource | None:
+    """Whose lines to take whole when the readings found different numbers of lines (None: the
+    same number, compared position by position)."""
+    if len(rules.lines) == len(model.lines):
+        return None
+    rules_clean = bool(rules.lines) and _all_trusted(rules_trust, "lines[")
+    model_clean = bool(model.lines) and _all_trusted(model_trust, "lines[")
+    return ReadingSource.RULES if rules_clean and not model_clean else ReadingSource.MODEL
+
+
+def _all_trusted(trust: dict[str, Any], prefix: str) -> bool:
+    return all(entry["status"] in TRUSTED for path, entry in trust.items() if path.startswith(prefix))
+
+
+def _trusted(trust: dict[str, Any], path: str) -> bool:
+    return path in trust and trust[path]["status"] == FieldStatus.VERIFIED
+
+
+def _is_line(path: str) -> bool:
+    return path.startswith("lines[")
+
+
+def _value(values: dict[str, Any], path: str) -> str | None:
+    field = values.get(path)
+    return None if field is None else field.value
+
+
+def _node(data: dict[str, Any], path: str) -> dict[str, Any]:
+    node: Any = data
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        node = node[int(part[1:-1])] if part.startswith("[") else node[part]
+    return node
