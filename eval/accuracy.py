@@ -68,7 +68,7 @@ from extraction.providers.einvoice import answer_from_einvoice  # noqa: E402
 from extraction.providers.quoted_answer import ANSWER_FORMATS  # noqa: E402
 from extraction.providers.structured_output import DIALECTS  # noqa: E402
 from extraction.validation.evidence import relocate_evidence  # noqa: E402
-from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource  # noqa: E402
+from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource, Sources  # noqa: E402
 from extraction.validation.policy import (  # noqa: E402
     BLOCKING,
     FAILED,
@@ -78,6 +78,7 @@ from extraction.validation.policy import (  # noqa: E402
     ValidationOutcome,
     check_invoice,
 )
+from extraction.validation.readings import ReadTogether, judged_together, read_together  # noqa: E402
 from extraction.validation.schema import (  # noqa: E402
     InvoiceOutputError,
     Supplier,
@@ -451,7 +452,7 @@ def validate(
     directory: Directory,
     allowed: list[str] | None = None,
     *,
-    source: ReadingSource = ReadingSource.RULES,
+    source: ReadingSource | Sources = ReadingSource.RULES,
 ) -> ValidationOutcome:
     invoice = parse_invoice(json.dumps(output), schema=output.get("schema", "invoice.v1"))
     return check_invoice(
@@ -460,7 +461,7 @@ def validate(
         allowed_currencies=allowed or ALLOWED_CURRENCIES,
         overrides={},
         master=directory.master_for(output),
-        sources=(source,),
+        sources=(source,) if isinstance(source, ReadingSource) else source,
     )
 
 
@@ -570,6 +571,8 @@ class Answer:
     output_tokens: int | None = None
     relocated: int = 0  # evidence spans relocate_evidence moved to where their quote is printed
     provider: str = ""  # "einvoice" when the structured path answered
+    # rules_and_model: the two readings made one (never written to an answers log)
+    together: ReadTogether | None = None
 
 
 Extractor = Callable[[int, Case, DocumentText], Answer]
@@ -635,6 +638,7 @@ class ModelExtractor:
         answer = self._call(index, document)
         if (answer.error or {}).get("kind") != "bench_error":  # a bug of ours is not the model's answer
             self._append(key, answer)
+            self._logged[key] = answer  # asked again (rules_and_model): the same answer, no second call
         return answer
 
     def _append(self, key: str, answer: Answer) -> None:
@@ -677,6 +681,29 @@ class ModelExtractor:
         invoice, relocations = relocate_evidence(invoice, document)
         answer.output, answer.relocated = invoice.to_json_dict(), len(relocations)
         return answer
+
+
+class TogetherExtractor:
+    """``rules_and_model`` as the worker runs it: the model's answer (from ``model``, asked once),
+    the rules' reading of the same text, and one answer made of both
+    (extraction.validation.readings), each reading judged with the case's master data."""
+
+    def __init__(self, model: ModelExtractor) -> None:
+        self.model = model
+
+    def __call__(self, index: int, case: Case, document: DocumentText) -> Answer:
+        answer = self.model(index, case, document)
+        if answer.output is None:
+            return answer
+        read = document.for_providers()
+        rules, _ = relocate_evidence(parse_invoice_v1(json.dumps(extract_invoice(read))), read)
+        directory = _directory(case)
+
+        def judge(invoice: Any, source: ReadingSource) -> ValidationOutcome:
+            return validate(invoice.to_json_dict(), document, directory, source=source)
+
+        together = read_together(rules, parse_invoice_v1(json.dumps(answer.output)), judge)
+        return dataclasses.replace(answer, output=together.invoice.to_json_dict(), together=together)
 
 
 def _read_answers(path: Path, model: str) -> dict[str, Answer]:
@@ -743,10 +770,13 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
     if answer.output is None:
         row.update(review_required=False, failed=answer.error, reasons=[])
     else:
-        directory = Directory.knowing(
-            case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
-        )
-        outcome = validate(output, document, directory, source=_reading_source(answer))
+        directory = _directory(case)
+        if answer.together is not None:
+            outcome = judged_together(
+                validate(output, document, directory, source=answer.together.sources), answer.together
+            )
+        else:
+            outcome = validate(output, document, directory, source=_reading_source(answer))
         row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
         row["trust"] = field_calibration(case, output, outcome.fields)
     row["wrong_fields"] = sorted(n for n, s in scores.items() if s.fp or s.fn)
@@ -759,6 +789,13 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
             evidence_relocated=answer.relocated,
         )
     return row
+
+
+def _directory(case: Case) -> Directory:
+    """The harness tenant's master data for a case: it knows the invoice's real supplier."""
+    return Directory.knowing(
+        case.truth.get("supplier.name"), case.truth.get("supplier.vat_id"), case.truth.get("supplier.iban")
+    )
 
 
 def _reading_source(answer: Answer) -> ReadingSource:
@@ -1449,6 +1486,8 @@ def markdown_side_by_side(run: dict[str, Any]) -> str:
             for r in failures
         ]
     out += ["", *_model_cost_lines(run), ""]
+    if run.get("together"):
+        out += _together_lines(builtin, model, run["together"])
     out += _disagreement_lines(run["disagreements"], model["failed"])
     if run.get("builtin_whole_corpus"):
         whole = run["builtin_whole_corpus"]
@@ -1462,6 +1501,51 @@ def markdown_side_by_side(run: dict[str, Any]) -> str:
         out.append("")
     out += _corruption_tables(run["corruption"])
     return "\n".join(out) + "\n"
+
+
+def _together_lines(builtin: dict[str, Any], model: dict[str, Any], together: dict[str, Any]) -> list[str]:
+    """``rules_and_model`` beside each reading alone, on the same documents: precision per field
+    (the target: at least the rules', above the model's), the review share, and calibration."""
+    total = together["cases"]
+    out = [
+        "## Rules and model read together (`reading: rules_and_model`)",
+        "",
+        "The model's answers above, each read together with the rules' reading of the same text "
+        "(extraction/validation/readings.py): a value both read alike is kept, a gap is filled, a "
+        "disagreement goes to the value its own judgement verified, otherwise it conflicts (review).",
+        "",
+        "| field | in truth | rules precision | model precision | together precision | together recall |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in sorted(set(builtin["per_field"]) | set(together["per_field"]), key=_field_order):
+        ours, theirs, both = (run["per_field"].get(name) for run in (builtin, model, together))
+        present = (both or ours or theirs)["tp"] + (both or ours or theirs)["fn"]
+        out.append(
+            f"| {name} | {present} | {_pct(ours and ours['precision'])} | {_pct(theirs and theirs['precision'])} "
+            f"| {_pct(both and both['precision'])} | {_pct(both and both['recall'])} |"
+        )
+    out += [
+        "",
+        "| | rules | model | together |",
+        "|---|---:|---:|---:|",
+        f"| REVIEW_REQUIRED or failed | {_share(builtin['review_required_or_failed'], builtin['cases'])} "
+        f"| {_share(model['review_required_or_failed'], model['cases'])} "
+        f"| {_share(together['review_required_or_failed'], total)} |",
+        f"| false-review rate | {_pct(builtin['false_review_rate'])} | {_pct(model['false_review_rate'])} "
+        f"| {_pct(together['false_review_rate'])} |",
+        f"| accepted with a wrong or missed field | {builtin['accepted_with_wrong_field']} "
+        f"| {model['accepted_with_wrong_field']} | {together['accepted_with_wrong_field']} |",
+        "",
+        "Why read together the answers land in REVIEW_REQUIRED (cases per reason):",
+        "",
+        "| reason | cases |",
+        "|---|---:|",
+        *(f"| {reason} | {count} |" for reason, count in together["review_reasons"].items()),
+        "",
+    ]
+    out += _calibration_tables(together["calibration"], " — rules and model read together")
+    out += _calibration_tables(model["calibration"], " — the model alone")
+    return out
 
 
 def _model_cost_lines(run: dict[str, Any]) -> list[str]:
@@ -1716,24 +1800,24 @@ def answer_with_model(
     *,
     max_output_tokens: int,
     timeout_seconds: float,
-) -> dict[str, Any]:
-    """The model's answers to ``chosen``, scored and validated; the provider is closed after."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The model's answers to ``chosen``, scored and validated, and the same answers read
+    together with the rules (``rules_and_model``); the provider is closed after."""
+    extractor = ModelExtractor(
+        provider,
+        setup["model"],
+        max_output_tokens=max_output_tokens,
+        timeout_seconds=timeout_seconds,
+        answers_log=args.answers_log,
+    )
     try:
-        return run_extraction(
-            chosen,
-            ModelExtractor(
-                provider,
-                setup["model"],
-                max_output_tokens=max_output_tokens,
-                timeout_seconds=timeout_seconds,
-                answers_log=args.answers_log,
-            ),
-            documents=texts,
-            progress=setup["provider"],
-            concurrency=args.concurrency,
+        model = run_extraction(
+            chosen, extractor, documents=texts, progress=setup["provider"], concurrency=args.concurrency
         )
+        together = run_extraction(chosen, TogetherExtractor(extractor), documents=texts)
     finally:
         provider.close()
+    return model, together
 
 
 def evaluate_beside_model(
@@ -1757,7 +1841,7 @@ def evaluate_beside_model(
     )
     texts = [case.load() for case in chosen]
     builtin = run_extraction(chosen, documents=texts)
-    model = answer_with_model(
+    model, together = answer_with_model(
         provider, setup, args, chosen, texts, max_output_tokens=model_max_tokens, timeout_seconds=model_timeout
     )
     whole = run_extraction(cases) if len(chosen) < len(cases) else None
@@ -1782,6 +1866,7 @@ def evaluate_beside_model(
         "documents": documents_info,
         "builtin": builtin,
         "model": model,
+        "together": together,
         "disagreements": compare(chosen, builtin, model),
         "builtin_whole_corpus": whole,
         "corruption": corruption,

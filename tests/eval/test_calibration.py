@@ -3,10 +3,13 @@ way the per-field table compares values (eval/accuracy.py)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from eval.accuracy import Case, _calibration_summary, field_calibration
-from extraction.intake.text import DocumentText
+from eval.accuracy import Answer, Case, TogetherExtractor, _calibration_summary, field_calibration, run_extraction
+from extraction.intake.text import DocumentText, extract_document_text
+from extraction.providers.builtin import extract_invoice
+from tests.factories import INVOICES
 
 TRUTH = {"invoice_number": "INV-1", "totals.gross": "119.00", "totals.tax": None, "due_date": None}
 TRUTH_LINES = [{"description": "Widget", "net_amount": "100.00"}]
@@ -92,3 +95,34 @@ def test_the_summary_counts_per_status_per_field_and_what_posting_trusted_values
         "posted_wrong": 1,
         "truth_values": 12,
     }
+
+
+def test_read_together_the_printed_iban_wins_over_the_models_invention():
+    path = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"
+    document = extract_document_text(path.read_bytes(), "application/pdf")
+    rules = extract_invoice(document.for_providers())
+    printed = rules["supplier"]["iban"]["value"]
+    invented = "DE89370400440532013000"
+    answer = json.loads(json.dumps(rules))
+    answer["supplier"]["iban"] = {
+        "value": invented,
+        "evidence": {**rules["supplier"]["iban"]["evidence"], "quote": invented},
+    }
+    case = Case(
+        name="Elektron",
+        source="test",
+        load=lambda: document,
+        truth={"supplier.iban": printed, "invoice_number": rules["invoice_number"]["value"]},
+    )
+
+    def model(index: int, case: Case, document: DocumentText) -> Answer:
+        return Answer(answer, seconds=1.0)
+
+    alone = run_extraction([case], model, documents=[document])
+    together = run_extraction([case], TogetherExtractor(model), documents=[document])  # type: ignore[arg-type]
+
+    assert (alone["per_field"]["supplier.iban"]["tp"], together["per_field"]["supplier.iban"]["tp"]) == (0, 1)
+    [row] = together["cases_detail"]
+    assert row["values"]["supplier.iban"] == printed
+    assert "rules_and_model_disagree" not in row["reasons"]
+    assert together["calibration"]["by_status"]["verified"]["right"] == 2
