@@ -21,6 +21,8 @@ preference wherever PostgreSQL or Redis holds the figure exactly and cheaply):
 - accept latency: no row records how long the request took.
 - accept to the end of automatic processing: the figure is one subtraction per job when it
   ends, and a histogram of it from the table would scan every finished job.
+- review reasons: each result's reasons are inside its validation JSON, which no index reads;
+  counting them at scrape time would read every result.
 
 Labels are bounded sets (outcomes, pool names, HTTP status codes, job states), never job,
 tenant, endpoint or document ids (OPS-2).
@@ -63,6 +65,14 @@ ACCEPT_LATENCY = Histogram(
     "Time to answer POST /api/v1/extraction-jobs, from the first middleware to the response, by status code.",
     ["status"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=REGISTRY,
+)
+REVIEW_REASONS = Counter(
+    "extraction_review_reasons",
+    "Jobs the automatic judgement sent to review, counted once per blocking reason when the "
+    "verdict commits: line_items_incomplete (the lines add up to less than the net total: one "
+    "dropped) and line_items_exceed (to more: one invented or read twice) among them.",
+    ["reason"],
     registry=REGISTRY,
 )
 ACCEPT_TO_TERMINAL = Histogram(

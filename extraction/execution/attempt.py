@@ -29,7 +29,7 @@ from django.db import transaction
 
 from accounts.models import EInvoiceIntake, Tenant
 from config import tracing
-from config.instruments import PROVIDER_RATE_LIMITED
+from config.instruments import PROVIDER_RATE_LIMITED, REVIEW_REASONS
 from extraction.capacity import limiter
 from extraction.capacity.tokens import reservation
 from extraction.execution import completions, lifecycle, retry
@@ -125,6 +125,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
                 report=answer.report,
                 sources=(ReadingSource.EINVOICE,),
                 elements=einvoice.answer.elements,
+                omitted_from_v1=einvoice.answer.omitted_from_v1,
                 compared=lambda verdict: judged_with_model(verdict, xml_answer, answer.invoice),
             )
         if answer.source is ReadingSource.MODEL and _reads_with_rules(claim):
@@ -351,12 +352,14 @@ def _judge_and_complete(
     sources: Sources,
     relocated: tuple[str, ...] = (),
     elements: Mapping[str, str] | None = None,
+    omitted_from_v1: Mapping[str, str] | None = None,
     compared: Callable[[ValidationOutcome], ValidationOutcome] | None = None,
 ) -> AttemptResult:
     """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
     SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found);
     ``sources`` gave the values (extraction.validation.fields), ``relocated`` had their evidence
-    moved, ``elements`` are an e-invoice's XML elements; ``compared`` adds the check of a second
+    moved, ``elements`` are an e-invoice's XML elements and ``omitted_from_v1`` what of its totals a
+    v1 answer cannot hold (counted in its arithmetic); ``compared`` adds the check of a second
     reading of the document (the model's of an e-invoice, the rules' beside the model's)."""
     # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
     # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
@@ -374,6 +377,7 @@ def _judge_and_complete(
                 tenant_id=claim.tenant_id,
                 policy_revision=revision,
                 sources=sources,
+                omitted_from_v1=omitted_from_v1,
             )
         ).with_relocated(relocated)
         if elements is not None:
@@ -408,6 +412,9 @@ def _judge_and_complete(
         logger.error("tenant policy kept changing: completion given up", extra=claim.log_extra())
         return AttemptResult.STALE
     won = completed is CompletionVerdict.WON
+    if won:
+        for reason in verdict.reasons:  # the verdict has committed
+            REVIEW_REASONS.labels(reason=reason).inc()
     logger.info(
         "attempt completed" if won else "stale completion discarded",
         extra={**claim.log_extra(), "review_required": verdict.review_required, "reasons": verdict.reasons},
@@ -444,6 +451,7 @@ def _complete_from_einvoice(
         extra={"einvoice": answer.provenance()},
         sources=(ReadingSource.EINVOICE,),
         elements=answer.elements,
+        omitted_from_v1=answer.omitted_from_v1,
         report=lambda outcome: _traced(
             AttemptReport(
                 outcome=outcome,

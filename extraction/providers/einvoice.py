@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from decimal import Decimal
 from typing import Any
 
-from extraction.einvoice import RefusedXml, read_einvoice
+from extraction.einvoice import EInvoice, RefusedXml, read_einvoice
 from extraction.einvoice.answer import invoice_answer
-from extraction.einvoice.rendering import render
+from extraction.einvoice.rendering import Rendering, render
 from extraction.intake.text import DocumentText
 from extraction.providers.builtin.readings import (
     groups_thousands_with_spaces,
@@ -40,6 +41,9 @@ class EInvoiceAnswer:
     latency_ms: int
     # A Factur-X PDF's values where its visible pages print them too: field path -> evidence.
     visible: dict[str, dict[str, Any]]
+    # An invoice.v1 answer's document-level allowance and charge totals the XML states and v1
+    # has no place for ("allowance_total", "charge_total"; none when zero or a v2 answer).
+    omitted_from_v1: dict[str, str] = dataclass_field(default_factory=dict)
 
     def provenance(self) -> dict[str, Any]:
         """What the result keeps about where its values came from."""
@@ -50,6 +54,8 @@ class EInvoiceAnswer:
         }
         if self.visible:
             provenance["visible"] = dict(self.visible)
+        if self.omitted_from_v1:
+            provenance["omitted_from_v1"] = dict(self.omitted_from_v1)
         return provenance
 
 
@@ -76,7 +82,20 @@ def answer_from_einvoice(xml: bytes, document: DocumentText, *, schema: str) -> 
         elements=dict(rendering.elements),
         latency_ms=round((time.monotonic() - started) * 1000),
         visible=_visible_spans(parse_invoice(json.dumps(output), schema=schema), document),
+        omitted_from_v1=_omitted_from_v1(invoice, rendering, page) if schema == "invoice.v1" else {},
     )
+
+
+def _omitted_from_v1(invoice: EInvoice, rendering: Rendering, page: int) -> dict[str, str]:
+    """The document-level allowance and charge totals a v1 answer cannot carry: read as the v2
+    answer of the same XML states them, so the policy adds up a v1 answer as the XML does."""
+    totals = invoice_answer(invoice, rendering, page=page, schema="invoice.v2")["totals"]
+    omitted = {}
+    for name in ("allowance_total", "charge_total"):
+        value = (totals.get(name) or {}).get("value")
+        if value is not None and Decimal(value) != 0:
+            omitted[name] = value
+    return omitted
 
 
 _AMOUNT_LEAVES = ("quantity", "unit_price", "net_amount", "tax_rate", "amount", "taxable_amount", "tax_amount")

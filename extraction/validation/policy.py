@@ -3,7 +3,7 @@ A schema-valid answer is checked against its own arithmetic, the tenant's policy
 data, and the document it quotes. Every check runs, so a reviewer sees every problem at once; a
 failed *blocking* check sends the job to REVIEW_REQUIRED, a failed *warning* does not.
 
-Policy ``invoice-checks.2`` — the checks, in order, with their default severity:
+Policy ``invoice-checks.3`` — the checks, in order, with their default severity:
 
 ================== ========= ===============================================================
 check              default   what must hold
@@ -13,8 +13,12 @@ field_types        blocking  amounts/quantities/rates are decimal strings, dates
 line_amounts       warning   per line: net = quantity × unit price; tax = net × rate. Only a
                              warning: invoice.v1 has no price base quantity (BT-149) or line
                              allowances; ``lines_sum`` binds the line nets to the totals
-lines_sum          blocking  Σ line nets = net total (skipped for invoices without lines,
-                             e.g. Factur-X MINIMUM / BASIC WL)
+lines_sum          blocking  Σ line nets − allowances + charges = net total (skipped for
+                             invoices without lines, e.g. Factur-X MINIMUM / BASIC WL); the
+                             reason says which way: ``line_items_incomplete`` (short, with the
+                             missing amount) or ``line_items_exceed``. An invoice.v1 answer
+                             read from an e-invoice counts the document-level allowances and
+                             charges its XML states, which v1 has no place for
 tax_by_rate        blocking  tax total = Σ over rate groups of round(Σ group nets × rate)
                              (EN 16931 BR-CO-17: VAT is computed per rate group, not per line)
 totals_sum         blocking  net + tax = gross (an absent tax total reads as 0)
@@ -88,7 +92,9 @@ from extraction.validation.policy_cache import policies
 from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1, InvoiceV2
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 
-POLICY_VERSION = "invoice-checks.2"
+# .3: lines_sum names its direction (line_items_incomplete / _exceed) and counts an e-invoice's
+# document-level allowances and charges in a v1 answer.
+POLICY_VERSION = "invoice-checks.3"
 
 BLOCKING = "blocking"
 WARNING = "warning"
@@ -118,6 +124,10 @@ HUNDRED = Decimal(100)
 # Currencies invoiced in whole units: amounts and VAT are rounded to 1, not 0.01 (JPY, KRW have
 # no minor unit; Hungarian VAT law rounds forint amounts to whole forints).
 WHOLE_UNIT_CURRENCIES = frozenset({"JPY", "KRW", "HUF", "ISK", "CLP", "VND", "PYG", "UGX", "XAF", "XOF"})
+
+# lines_sum's reasons: the lines add up to less than the net total, or to more.
+LINE_ITEMS_INCOMPLETE = "line_items_incomplete"
+LINE_ITEMS_EXCEED = "line_items_exceed"
 
 REQUIRED_FIELDS = ("supplier.name", "invoice_number", "issue_date", "currency", "totals.net", "totals.gross")
 # Longest quote accepted as evidence for a number, date, code or identifier (and for a name or
@@ -277,6 +287,7 @@ def validate_extraction(
     attested_fields: frozenset[str] = frozenset(),
     policy_revision: int | None = None,
     sources: Sources = (),
+    omitted_from_v1: Mapping[str, str] | None = None,
 ) -> ValidationOutcome:
     """Judge an extraction by the policy, with the tenant's currencies, overrides and suppliers
     as they are now (one query), or as this process read them under ``policy_revision`` (no
@@ -299,6 +310,7 @@ def validate_extraction(
                 master=policy.master,
                 attested_fields=attested_fields,
                 sources=sources,
+                omitted_from_v1=omitted_from_v1,
             ),
             tenant_policy_revision=policy.revision,
         )
@@ -375,12 +387,15 @@ def check_invoice(
     master: MasterData,
     attested_fields: frozenset[str] = frozenset(),
     sources: Sources = (),
+    omitted_from_v1: Mapping[str, str] | None = None,
 ) -> ValidationOutcome:
     """The policy as a pure function of its inputs (no database): what validate_extraction
-    runs, and what the accuracy harness runs with master data of its own."""
+    runs, and what the accuracy harness runs with master data of its own. ``omitted_from_v1``
+    is an e-invoice's ``allowance_total`` and ``charge_total`` that an invoice.v1 answer of it
+    has no place for (extraction.providers.einvoice)."""
     severities = effective_severities(overrides)
     allowed = frozenset(str(code).strip().upper() for code in allowed_currencies)
-    facts = _Facts(invoice, document, allowed, master, attested_fields)
+    facts = _Facts(invoice, document, allowed, master, attested_fields, omitted_from_v1 or {})
     checks: list[dict[str, Any]] = []
     judged: list[JudgedCheck] = []
     reasons: list[str] = []
@@ -433,12 +448,16 @@ class _Facts:
         allowed: frozenset[str],
         master: MasterData,
         attested: frozenset[str],
+        omitted_from_v1: Mapping[str, str],
     ) -> None:
         self.invoice = invoice
         self.document = document
         self.allowed_currencies = allowed
         self.master = master
         self.attested = attested
+        # An e-invoice's document-level charges − allowances that an invoice.v1 answer has no
+        # place for (None: nothing omitted, or not a number).
+        self.omitted_adjustment = _omitted_adjustment(omitted_from_v1) if not isinstance(invoice, InvoiceV2) else None
         self.fields = list(invoice.fields())
         self.values = dict(self.fields)
         currency = (invoice.currency.value or "").strip().upper()
@@ -508,13 +527,22 @@ class _Facts:
         ]
 
     def document_adjustment(self) -> Decimal | None:
-        """Σ document charges − Σ document allowances: 0 for invoice.v1, None if one is unreadable."""
+        """Σ document charges − Σ document allowances, None if one is unreadable; for invoice.v1,
+        what its e-invoice states and v1 omitted (0 if nothing was)."""
         adjustments = self.adjustments()
         if adjustments is None:
-            return Decimal(0)
+            return self.omitted_adjustment or Decimal(0)
         if any(amount is None for amount, _ in adjustments):
             return None
         return sum((amount for amount, _ in adjustments if amount is not None), Decimal(0))
+
+
+def _omitted_adjustment(omitted: Mapping[str, str]) -> Decimal | None:
+    try:
+        adjustment = Decimal(omitted.get("charge_total") or 0) - Decimal(omitted.get("allowance_total") or 0)
+    except ArithmeticError:
+        return None
+    return adjustment or None
 
 
 def _line_paths(f: _Facts, name: str) -> list[str]:
@@ -644,13 +672,24 @@ def _check_lines_sum(f: _Facts) -> _Result:
         # EN 16931 BR-CO-10 and BR-CO-13: net = Σ line nets − allowances + charges.
         detail["charges_minus_allowances"] = _money(adjustment)
         tolerance += f.unit * (len(f.invoice.allowances) + len(f.invoice.charges))
+    elif f.omitted_adjustment is not None:
+        # The XML's own totals of what v1 cannot hold (the result's einvoice.omitted_from_v1).
+        detail["charges_minus_allowances_omitted_from_v1"] = _money(adjustment)
+        tolerance += f.unit * 2
     reads = (*_line_paths(f, "net_amount"), "totals.net", *f.adjustment_paths(amounts_only=True))
-    if abs(found + adjustment - net_total) > tolerance:
+    gap = net_total - (found + adjustment)
+    if abs(gap) > tolerance:
+        # Which way the lines miss says what went wrong: short of the total, a line was dropped
+        # (or read from the wrong page); past it, one was invented or read twice.
+        if gap > 0:
+            reason, amount = LINE_ITEMS_INCOMPLETE, {"missing_amount": _money(gap)}
+        else:
+            reason, amount = LINE_ITEMS_EXCEED, {"excess_amount": _money(-gap)}
         return _Result(
             FAILED,
-            "lines_sum_mismatch",
+            reason,
             "totals.net",
-            {**detail, "tolerance": _money(tolerance)},
+            {**detail, **amount, "tolerance": _money(tolerance)},
             reads=reads,
             blames=reads,
         )
@@ -677,7 +716,8 @@ def _check_tax_by_rate(f: _Facts) -> _Result:
         return _skipped("line_tax_rates_missing")
     adjustments = f.adjustments() or []
     adjustment = f.document_adjustment()
-    if adjustment is None or any(rate is None for _, rate in adjustments):
+    if adjustment is None or any(rate is None for _, rate in adjustments) or f.omitted_adjustment is not None:
+        # v1's omitted allowances and charges come as totals, without the VAT rate of each.
         return _skipped("allowance_or_charge_without_rate")
     if abs(sum(nets, Decimal(0)) + adjustment - net_total) > f.unit * (len(nets) + len(adjustments)):
         # Lines that do not explain the net total (in invoice.v1, document allowances/charges it

@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from accounts.models import EInvoiceIntake
+from config.instruments import REVIEW_REASONS
 from extraction.capacity import limiter
 from extraction.execution import worker
 from extraction.execution.runtime import WorkerRuntime
@@ -51,6 +52,8 @@ def test_the_rules_reading_is_stored_field_by_field(tenant, rules_policy, sample
     document = make_document(tenant.tenant, content=sample.read_bytes(), filename=sample.name)
     job_id = make_job(tenant.tenant, document=document, model_policy=rules_policy).pk
 
+    before = REVIEW_REASONS.labels(reason="vat_id_invalid")._value.get()
+
     assert worker.run_slot(WorkerRuntime(worker_id="w-trust"), max_jobs=1) == 1
 
     assert ExtractionJob.objects.get(pk=job_id).state == state
@@ -58,6 +61,9 @@ def test_the_rules_reading_is_stored_field_by_field(tenant, rules_policy, sample
     fields = validation["fields"]
     assert {tuple(entry["sources"]) for entry in fields.values()} == {("rules",)}
     assert fields["invoice_number"]["status"] == "verified"
+    # /metrics counts each reason of a verdict that committed (config.instruments).
+    counted = REVIEW_REASONS.labels(reason="vat_id_invalid")._value.get() - before
+    assert counted == (0 if state == JobState.SUCCEEDED else 1)
     if state == JobState.SUCCEEDED:
         assert untrusted_blocking(fields) == []
     else:

@@ -14,6 +14,7 @@ from extraction.einvoice import read_einvoice
 from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
 from extraction.intake.text import DocumentText
+from extraction.providers.einvoice import answer_from_einvoice
 from extraction.validation.policy import MasterData, SupplierRecord, ValidationOutcome, check_invoice
 from extraction.validation.schema import (
     InvoiceV1,
@@ -78,15 +79,51 @@ def test_a_correct_invoice_with_document_discounts_and_a_freight_charge_passes_a
     assert check(outcome, "amount_due")["status"] == "passed"
 
 
-def test_the_same_invoice_accepted_as_v1_keeps_v1s_arithmetic():
+def test_a_v1_answer_without_the_xmls_allowances_and_charges_does_not_add_up():
     outcome = judged(RABATTE.read_bytes(), "invoice.v1")
 
-    assert outcome.reasons == ["lines_sum_mismatch"]
+    assert outcome.reasons == ["line_items_exceed"]
     assert check(outcome, "lines_sum")["detail"] == {
         "sum_of_lines": "202.70",
         "net_total": "193.77",
+        "excess_amount": "8.93",
         "tolerance": "0.04",
     }
+
+
+def test_a_v1_answer_adds_up_with_the_allowances_and_charges_its_xml_states():
+    """What v1 cannot hold is counted from the XML's own totals, so a consistent e-invoice
+    accepted as v1 (the API's default) is no false review."""
+    xml = RABATTE.read_bytes()
+    invoice, document = answered(xml, "invoice.v1")
+    omitted = answer_from_einvoice(xml, document, schema="invoice.v1").omitted_from_v1
+    supplier = SupplierRecord(
+        name=invoice.supplier.name.value or "", vat_id=normalize_vat_id(invoice.supplier.vat_id.value or ""), iban=""
+    )
+
+    outcome = check_invoice(
+        invoice=invoice,
+        document=document,
+        allowed_currencies=["EUR"],
+        overrides={},
+        master=MasterData(has_records=True, supplier=supplier, matched_by="vat_id"),
+        omitted_from_v1=omitted,
+    )
+
+    assert omitted == {"allowance_total": "14.73", "charge_total": "5.80"}
+    assert outcome.reasons == []
+    assert check(outcome, "lines_sum")["detail"] == {
+        "sum_of_lines": "202.70",
+        "net_total": "193.77",
+        "charges_minus_allowances_omitted_from_v1": "-8.93",
+    }
+    # The rates of what v1 omitted are not known: the tax by rate cannot be recomputed.
+    assert (check(outcome, "tax_by_rate")["status"], check(outcome, "tax_by_rate")["reason"]) == (
+        "skipped",
+        "allowance_or_charge_without_rate",
+    )
+    # A v2 answer holds them itself.
+    assert answer_from_einvoice(xml, document, schema="invoice.v2").omitted_from_v1 == {}
 
 
 def test_a_zugferd_extended_logistics_charge_counts_as_a_charge():

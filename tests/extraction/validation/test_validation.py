@@ -120,7 +120,7 @@ def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_or
 
     assert outcome.review_required is False, outcome.failed()
     assert outcome.reasons == []
-    assert outcome.policy_version == POLICY_VERSION == "invoice-checks.2"
+    assert outcome.policy_version == POLICY_VERSION == "invoice-checks.3"
     assert [(c["check"], c["status"], c["severity"]) for c in outcome.checks] == [
         ("field_types", "passed", "blocking"),
         ("line_amounts", "passed", "warning"),
@@ -177,8 +177,23 @@ def test_line_nets_that_do_not_add_up_to_the_net_total_are_blocked(buyer):
 
     outcome = validate(changed(output, "lines[0].net_amount", "189.00"), document, buyer)
 
-    assert "lines_sum_mismatch" in outcome.reasons
+    assert "line_items_incomplete" in outcome.reasons
     assert check(outcome, "lines_sum")["detail"]["sum_of_lines"] == "464.00"
+    assert check(outcome, "lines_sum")["detail"]["missing_amount"] == "9.00"
+
+
+def test_lines_that_add_up_to_more_than_the_net_total_are_named_so(buyer):
+    document, output = pdf_case(EINFACH)
+    knows_supplier_of(buyer, output)
+    # A line read twice: its net counted once more.
+    doubled = json.loads(json.dumps(output))
+    doubled["lines"].append(doubled["lines"][0])
+
+    outcome = validate(doubled, document, buyer)
+
+    assert check(outcome, "lines_sum")["reason"] == "line_items_exceed"
+    assert check(outcome, "lines_sum")["detail"]["excess_amount"] == "198.00"
+    assert "line_items_exceed" in outcome.reasons
 
 
 def test_multi_rate_tax_is_computed_per_rate_group(buyer):
