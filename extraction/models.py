@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, models
 from django.db.models import Q
 from django.db.models.functions import Now
+from django.db.models.lookups import Exact
 
 from accounts.models import Tenant
 from config.sql import load_statements
@@ -50,6 +51,9 @@ class Document(models.Model):
     content_type = models.CharField(max_length=64)
     storage_name = models.CharField(max_length=255)
     original_filename = models.CharField(max_length=255, blank=True)
+    # The pages an image can be rendered of (a PDF's pages, an image's frames; 1 for XML, the
+    # form-feed pages of text), counted at upload; null where the bytes could not be counted.
+    page_count = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(db_default=Now())
 
     objects = DocumentQuerySet.as_manager()
@@ -364,6 +368,9 @@ class ExtractedText(models.Model):
     embedded_xml_name = models.CharField(max_length=255, blank=True, default="")
     # The page printing the document's e-invoice XML (see extraction.intake.text.DocumentText).
     einvoice_page = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Where each page's words are printed (extraction.intake.geometry.geometry_to_json): per page
+    # a list of [start, end, x0, y0, x1, y1, line] or null; null for text extracted before.
+    geometry = models.JSONField(null=True, blank=True)
     extracted_at = models.DateTimeField(db_default=Now())
 
     class Meta:
@@ -374,6 +381,15 @@ class ExtractedText(models.Model):
             models.CheckConstraint(
                 condition=Q(einvoice_page=models.Func(models.F("pages"), function="jsonb_array_length")),
                 name="document_text_einvoice_page_is_last",
+            ),
+            # One geometry entry per page, so page n's words are at index n - 1 (a null geometry
+            # makes the comparison null, which a check lets pass).
+            models.CheckConstraint(
+                condition=Exact(
+                    models.Func(models.F("geometry"), function="jsonb_array_length"),
+                    models.Func(models.F("pages"), function="jsonb_array_length"),
+                ),
+                name="document_text_geometry_per_page",
             ),
         ]
 

@@ -65,6 +65,8 @@ def document_body(document: Document) -> dict[str, Any]:
         "sha256": document.sha256,
         "size": document.size,
         "content_type": document.content_type,
+        # The pages an image can be shown of, numbered from 1; null where none were counted.
+        "page_count": document.page_count,
         "created_at": document.created_at.isoformat(),
     }
 

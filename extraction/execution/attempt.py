@@ -627,6 +627,7 @@ def load_document_text(document_id: uuid.UUID, *, ocr_language: str) -> Document
 
 
 def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> DocumentText:
+    from extraction.intake.geometry import geometry_from_json, geometry_to_json
     from extraction.intake.text import (  # heavy imports (OCR, PDF)
         embedded_invoice_xml,
         extract_document_text,
@@ -653,9 +654,15 @@ def _load_or_extract_text(document_id: uuid.UUID, *, ocr_language: str) -> Docum
                         source=text.source,
                         embedded_xml_name=xml[0] if xml else "",
                         einvoice_page=text.einvoice_page,
+                        geometry=geometry_to_json(text.geometry),
                     )
                 ],
                 ignore_conflicts=True,  # a concurrent attempt extracted it too; the first row stays
             )
             row = ExtractedText.objects.get(document_id=document_id)
-    return DocumentText(pages=tuple(row.pages), source=row.source, einvoice_page=row.einvoice_page)
+    return DocumentText(
+        pages=tuple(row.pages),
+        source=row.source,
+        einvoice_page=row.einvoice_page,
+        geometry=geometry_from_json(row.geometry),
+    )

@@ -13,6 +13,7 @@ from django.db import connection, transaction
 
 from accounts.models import Tenant
 from config.sql import load_statements
+from extraction.intake.pages import count_pages
 from extraction.models import Document
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
@@ -70,8 +71,9 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
     """Store the bytes and return ``(document, created)``.
 
     1. Hash the bytes while sniffing their type (the upload is already bounded by the view).
-    2. Write them under a content-addressed name; an existing object is not rewritten.
-    3. ``INSERT … ON CONFLICT (tenant, sha256) DO NOTHING``: a concurrent or repeated upload of
+    2. Count its pages (a PDF's page tree, an image's frames): what page images it has.
+    3. Write them under a content-addressed name; an existing object is not rewritten.
+    4. ``INSERT … ON CONFLICT (tenant, sha256) DO NOTHING``: a concurrent or repeated upload of
        the same bytes gets the row that won.
     """
     upload.seek(0)
@@ -88,6 +90,7 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
     if existing is not None:
         return existing, False
 
+    page_count = count_pages(upload, content_type)
     name = f"documents/{tenant.pk}/{sha256}"
     if not default_storage.exists(name):
         upload.seek(0)
@@ -105,6 +108,7 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
                 "content_type": content_type,
                 "storage_name": name,
                 "filename": filename[:255],
+                "page_count": page_count,
             },
         )
         created = cursor.fetchone() is not None

@@ -12,8 +12,10 @@ import io
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pdfplumber
 import pytesseract
@@ -24,6 +26,7 @@ from pypdf.errors import PdfReadError
 
 from extraction.einvoice import RefusedXml, read_einvoice
 from extraction.einvoice.rendering import render
+from extraction.intake.geometry import PageGeometry, ocr_geometry, tesseract_words, text_layer_geometry
 
 # Sources, as stored with the text; prompt.py requires [a-z_]+.
 SOURCE_TEXT = "text"
@@ -36,6 +39,11 @@ PDF = "application/pdf"
 PLAIN_TEXT = "text/plain"
 XML = "application/xml"
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/jpg", "image/tiff"})
+
+# One uniform block with the gaps kept (--psm 6, preserve_interword_spaces) reads an invoice
+# row by row like the PDF text layer does, so a label and its amount stay on one line; the
+# default automatic layout splits them into separate blocks.
+OCR_CONFIG = "--psm 6 -c preserve_interword_spaces=1"
 
 # 300 dpi is Tesseract's recommended input resolution; lower loses small print on invoices.
 OCR_DPI = 300
@@ -64,6 +72,16 @@ class DocumentText:
     # The page that prints the document's e-invoice XML (extraction.einvoice.rendering): the
     # only page of an XML upload, the page after the visible ones of a Factur-X/ZUGFeRD PDF.
     einvoice_page: int | None = None
+    # Where each page's words are printed (extraction.intake.geometry), one entry per page, None
+    # for a page without any; None for the whole document when it was not captured (a text
+    # stored before geometry was kept). Not part of equality: the same pages are the same text.
+    geometry: tuple[PageGeometry | None, ...] | None = field(default=None, compare=False, repr=False)
+
+    def page_geometry(self, page: int) -> PageGeometry | None:
+        """The geometry of page (1-based), if the document has any there."""
+        if self.geometry is None or not 1 <= page <= len(self.geometry):
+            return None
+        return self.geometry[page - 1]
 
     @property
     def embeds_einvoice(self) -> bool:
@@ -78,7 +96,8 @@ class DocumentText:
         page = self.einvoice_page
         if page is None or not self.embeds_einvoice:
             return self
-        return DocumentText(pages=self.pages[: page - 1], source=self.source)
+        geometry = None if self.geometry is None else self.geometry[: page - 1]
+        return DocumentText(pages=self.pages[: page - 1], source=self.source, geometry=geometry)
 
     @property
     def full_text(self) -> str:
@@ -104,11 +123,18 @@ def extract_document_text(data: bytes, content_type: str, *, ocr_language: str =
     if media_type == PLAIN_TEXT:
         document = _plain_text(data)
     elif media_type == XML:
-        document = DocumentText(pages=(_einvoice_page(data),), source=SOURCE_EINVOICE, einvoice_page=1)
+        document = DocumentText(
+            pages=(_einvoice_page(data),), source=SOURCE_EINVOICE, einvoice_page=1, geometry=(None,)
+        )
     elif media_type == PDF:
         document = _pdf_text(data, ocr_language)
     elif media_type in IMAGE_TYPES:
-        document = DocumentText(pages=_image_text(data, ocr_language), source=SOURCE_OCR)
+        read = _image_text(data, ocr_language)
+        document = DocumentText(
+            pages=tuple(page.text for page in read),
+            source=SOURCE_OCR,
+            geometry=tuple(page.geometry for page in read),
+        )
     else:
         raise UnreadableDocument(f"unsupported content type {media_type!r}")
     if not any(page.strip() for page in document.pages):
@@ -162,7 +188,13 @@ def with_embedded_einvoice(document: DocumentText, xml: bytes | None) -> Documen
         page = render(read_einvoice(xml)).text
     except RefusedXml:
         return document
-    return DocumentText(pages=(*document.pages, page), source=document.source, einvoice_page=len(document.pages) + 1)
+    geometry = None if document.geometry is None else (*document.geometry, None)
+    return DocumentText(
+        pages=(*document.pages, page),
+        source=document.source,
+        einvoice_page=len(document.pages) + 1,
+        geometry=geometry,
+    )
 
 
 def einvoice_xml_of(data: bytes, content_type: str) -> bytes | None:
@@ -183,23 +215,34 @@ def _plain_text(data: bytes) -> DocumentText:
     except UnicodeDecodeError as error:
         raise UnreadableDocument(f"text/plain document is not valid UTF-8 (byte {error.start})") from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return DocumentText(pages=tuple(text.split("\f")), source=SOURCE_TEXT)
+    pages = tuple(text.split("\f"))
+    return DocumentText(pages=pages, source=SOURCE_TEXT, geometry=(None,) * len(pages))
+
+
+class ReadPage(NamedTuple):
+    """A page as read: its string and where its words are printed."""
+
+    text: str
+    geometry: PageGeometry | None
 
 
 def _pdf_text(data: bytes, ocr_language: str) -> DocumentText:
     _reject_locked_pdf(data)
     try:
         with pdfplumber.open(io.BytesIO(data)) as pdf:
-            layer = [_tidy(page.extract_text(layout=True) or "") for page in pdf.pages]
+            # extract_text(layout=True) is this textmap's string; the textmap also holds each
+            # character's glyph, so the page is laid out once for both.
+            textmaps = [(page.get_textmap(layout=True), page.bbox) for page in pdf.pages]
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise UnreadableDocument("the PDF is encrypted") from None
     except Exception as error:  # noqa: BLE001 - pdfminer's parse errors have no common base class
         raise UnreadableDocument(f"the PDF cannot be parsed ({type(error).__name__})") from None
-    if not layer:
+    if not textmaps:
         raise UnreadableDocument("the PDF has no pages")
-    blank = [index for index, text in enumerate(layer) if not text.strip()]
+    layer = [_text_layer_page(textmap.as_string, textmap.tuples, bbox) for textmap, bbox in textmaps]
+    blank = [index for index, page in enumerate(layer) if not page.text.strip()]
     if not blank:
-        return DocumentText(pages=tuple(layer), source=SOURCE_PDF_TEXT_LAYER)
+        return _document_of(layer, SOURCE_PDF_TEXT_LAYER)
     pages = list(layer)
     with tempfile.TemporaryDirectory(prefix="pdf-ocr-") as workdir:
         pdf_path = Path(workdir) / "document.pdf"
@@ -208,7 +251,22 @@ def _pdf_text(data: bytes, ocr_language: str) -> DocumentText:
             image = _rasterize_pdf_page(pdf_path, index + 1)
             pages[index] = _ocr(image, ocr_language)
     source = SOURCE_OCR if len(blank) == len(layer) else SOURCE_PDF_MIXED
-    return DocumentText(pages=tuple(pages), source=source)
+    return _document_of(pages, source)
+
+
+def _text_layer_page(
+    layout_text: str,
+    textmap: Sequence[tuple[str, Mapping[str, Any] | None]],
+    bbox: tuple[float, float, float, float],
+) -> ReadPage:
+    text = _tidy(layout_text)
+    return ReadPage(text, text_layer_geometry(textmap, text, bbox))
+
+
+def _document_of(pages: list[ReadPage], source: str) -> DocumentText:
+    return DocumentText(
+        pages=tuple(page.text for page in pages), source=source, geometry=tuple(page.geometry for page in pages)
+    )
 
 
 def _reject_locked_pdf(data: bytes) -> None:
@@ -266,7 +324,7 @@ def _rasterize_pdf_page(pdf_path: Path, page_number: int) -> Image.Image:
         return image
 
 
-def _image_text(data: bytes, ocr_language: str) -> tuple[str, ...]:
+def _image_text(data: bytes, ocr_language: str) -> tuple[ReadPage, ...]:
     try:
         with Image.open(io.BytesIO(data)) as image:
             # Multi-page TIFF: one page per frame; PNG/JPEG have one frame.
@@ -275,14 +333,28 @@ def _image_text(data: bytes, ocr_language: str) -> tuple[str, ...]:
         raise UnreadableDocument(f"the image cannot be decoded ({type(error).__name__})") from None
 
 
-def _ocr(image: Image.Image, language: str) -> str:
+def _ocr(image: Image.Image, language: str) -> ReadPage:
     if image.mode not in ("L", "RGB"):
         image = image.convert("RGB")
-    # One uniform block with the gaps kept (--psm 6, preserve_interword_spaces) reads an invoice
-    # row by row like the PDF text layer does, so a label and its amount stay on one line; the
-    # default automatic layout splits them into separate blocks.
-    text = pytesseract.image_to_string(image, lang=language, config="--psm 6 -c preserve_interword_spaces=1")
-    return _tidy(text)
+    text, tsv = _tesseract(image, language)
+    page = _tidy(text)
+    return ReadPage(page, ocr_geometry(tesseract_words(tsv), page, image.size))
+
+
+def _tesseract(image: Image.Image, language: str) -> tuple[str, str]:
+    """One recognition, rendered twice: the text exactly as ``pytesseract.image_to_string`` returns
+    it (same image file, command and decoding) and the TSV of word boxes ``image_to_data`` reads.
+
+    Both renderers print the same recognised page, so the text is the one read before word
+    boxes were kept, at the cost of a single OCR run rather than two.
+    """
+    with pytesseract.pytesseract.save(image) as (output_base, input_path):
+        pytesseract.pytesseract.run_tesseract(
+            input_path, output_base, "txt tsv", language, f"{OCR_CONFIG} -c tessedit_create_tsv=1"
+        )
+        text = Path(f"{output_base}.txt").read_bytes().decode("utf-8")
+        tsv = Path(f"{output_base}.tsv").read_bytes().decode("utf-8")
+    return text, tsv
 
 
 def _tidy(text: str) -> str:

@@ -23,6 +23,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from accounts.models import Membership, Role, role_at_least
 from config import tracing
 from extraction.execution import lifecycle
+from extraction.intake.geometry import geometry_from_json
 from extraction.intake.text import DocumentText
 from extraction.models import ExtractedText, ExtractionJob, ExtractionResult, JobState
 from extraction.validation.policy import validate_extraction
@@ -66,7 +67,12 @@ def document_text_of(job: ExtractionJob) -> DocumentText:
     row = ExtractedText.objects.filter(document_id=job.document_id).first()
     if row is None:
         return DocumentText(pages=())  # nothing to resolve evidence against: the checks say so
-    return DocumentText(pages=tuple(row.pages), source=row.source, einvoice_page=row.einvoice_page)
+    return DocumentText(
+        pages=tuple(row.pages),
+        source=row.source,
+        einvoice_page=row.einvoice_page,
+        geometry=geometry_from_json(row.geometry),
+    )
 
 
 def apply_corrections(output: Mapping[str, Any], corrections: Mapping[str, str | None]) -> dict[str, Any]:
