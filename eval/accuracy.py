@@ -67,7 +67,7 @@ from extraction.providers.builtin import extract_invoice  # noqa: E402
 from extraction.providers.einvoice import answer_from_einvoice  # noqa: E402
 from extraction.providers.quoted_answer import ANSWER_FORMATS  # noqa: E402
 from extraction.providers.structured_output import DIALECTS  # noqa: E402
-from extraction.validation.evidence import relocate_evidence  # noqa: E402
+from extraction.validation.evidence import relocate_evidence, with_boxes  # noqa: E402
 from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource, Sources  # noqa: E402
 from extraction.validation.policy import (  # noqa: E402
     BLOCKING,
@@ -501,6 +501,18 @@ def _flat_all(output: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(path, value.value) for path, value in invoice.fields()]
 
 
+def _boxes_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The share of evidence that carries boxes, by the kind of page it is on."""
+    totals: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        for kind, counts in (row.get("evidence_boxes") or {}).items():
+            totals[kind].update(counts)
+    return {
+        kind: {**counts, "share": counts["boxed"] / counts["evidence"] if counts["evidence"] else None}
+        for kind, counts in sorted(totals.items())
+    }
+
+
 def _calibration_summary(rows: list[dict[str, Any]], cases: list[Case]) -> dict[str, Any]:
     """Per status and per field: how many values had it and how many of those the truth knows
     were right; the share of fields and documents trusted; what posting only verified values gives."""
@@ -779,6 +791,7 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
             outcome = validate(output, document, directory, source=_reading_source(answer))
         row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
         row["trust"] = field_calibration(case, output, outcome.fields)
+        row["evidence_boxes"] = _boxed_evidence(output, document)
     row["wrong_fields"] = sorted(n for n, s in scores.items() if s.fp or s.fn)
     row["values"] = _values(output, scores)
     if answer.seconds is not None:
@@ -789,6 +802,21 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
             evidence_relocated=answer.relocated,
         )
     return row
+
+
+def _boxed_evidence(output: dict[str, Any], document: DocumentText) -> dict[str, dict[str, int]]:
+    """Per kind of page (its text's source; the printed e-invoice XML apart): how many evidences
+    the answer has there and how many of them got boxes, as a stored result would."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"evidence": 0, "boxed": 0})
+    boxed = with_boxes(output, document)
+    for _path, value in parse_invoice(json.dumps(boxed), schema=boxed.get("schema", "invoice.v1")).fields():
+        evidence = value.evidence
+        if evidence is None:
+            continue
+        kind = SOURCE_EINVOICE if evidence.page == document.einvoice_page else document.source
+        counts[kind]["evidence"] += 1
+        counts[kind]["boxed"] += bool(evidence.boxes)
+    return dict(counts)
 
 
 def _directory(case: Case) -> Directory:
@@ -879,6 +907,7 @@ def _summary(
         ),
         "model_calls": _call_stats(rows),
         "calibration": _calibration_summary(rows, cases),
+        "evidence_boxes": _boxes_summary(rows),
         "cases_detail": rows,
     }
 
@@ -1311,6 +1340,17 @@ def _extraction_tables(extraction: dict[str, Any], scope: str = "") -> list[str]
     out += [f"| {reason} | {count} |" for reason, count in extraction["review_reasons"].items()]
     out.append("")
     out += _calibration_tables(extraction["calibration"], scope)
+    out += [
+        f"## Evidence placed on its page (boxes){scope}",
+        "",
+        "| page text from | evidence | with boxes | share |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| {kind} | {s['evidence']} | {s['boxed']} | {_pct(s['share'])} |"
+            for kind, s in extraction["evidence_boxes"].items()
+        ),
+        "",
+    ]
     return out
 
 

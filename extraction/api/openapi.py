@@ -139,6 +139,19 @@ def invoice_schemas(result: dict[str, Any], **_hook_arguments: Any) -> dict[str,
     v1, v2 = invoice_v1_json_schema(), invoice_v2_json_schema()
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["Evidence"] = _as_component(v1["$defs"]["evidence"], defs)
+    # A stored result's evidence also says where on the page it is printed (no model is asked).
+    schemas["Evidence"]["properties"]["boxes"] = {
+        "type": ["array", "null"],
+        "description": "One [x0, y0, x1, y1] per printed line the quote covers, fractions of the page's width "
+        "and height, origin top left, to draw on GET /api/v1/documents/{id}/pages/{n}.png; null where the "
+        "page has no geometry (a plain-text upload, the printed e-invoice XML).",
+        "items": {
+            "type": "array",
+            "items": {"type": "number", "minimum": 0, "maximum": 1},
+            "minItems": 4,
+            "maxItems": 4,
+        },
+    }
     schemas["AllowanceOrCharge"] = _as_component(v2["$defs"]["adjustment"], defs)
     schemas["InvoiceV1"] = _as_component(v1, defs)
     schemas["InvoiceV2"] = _as_component(v2, defs)

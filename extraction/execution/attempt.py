@@ -46,7 +46,7 @@ from extraction.providers.builtin import extract_invoice
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
 from extraction.validation.cross_check import judged_with_model
-from extraction.validation.evidence import relocate_evidence
+from extraction.validation.evidence import relocate_evidence, with_boxes
 from extraction.validation.fields import ReadingSource, Sources
 from extraction.validation.policy import ValidationOutcome, validate_extraction
 from extraction.validation.readings import ReadingMode, judged_together, read_together
@@ -393,7 +393,7 @@ def _judge_and_complete(
             Completion(
                 claim,
                 review_required=verdict.review_required,
-                output=invoice.model_dump(mode="json", by_alias=True),
+                output=with_boxes(invoice.model_dump(mode="json", by_alias=True), document),
                 validation=validation,
                 policy_version=verdict.policy_version,
                 report=report(AttemptOutcome.REVIEW_REQUIRED if verdict.review_required else AttemptOutcome.SUCCEEDED),

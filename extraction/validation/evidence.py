@@ -17,13 +17,15 @@ the evidence checks report it (VAL-2): relocation never invents a span.
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from extraction.intake.geometry import boxes_for
 from extraction.intake.text import DocumentText
 from extraction.validation.locale import CURRENCY_SIGNS, MONTHS, full_year, number_readings
 from extraction.validation.schema import InvoiceV1
@@ -44,6 +46,30 @@ class Relocation:
             "found": list(self.found),
             "whitespace_differs": self.whitespace_differs,
         }
+
+
+def with_boxes(output: dict[str, Any], document: DocumentText) -> dict[str, Any]:
+    """``output`` (an answer as JSON) with every evidence's ``boxes``: where on its page its quote
+    is printed, one box per printed line, or None where the page has no geometry (a plain-text
+    upload, the printed e-invoice XML). Taken from the evidence as it finally is, so boxes follow
+    relocation."""
+    boxed: dict[str, Any] = json.loads(json.dumps(output))
+    for evidence in _evidences(boxed):
+        evidence["boxes"] = boxes_for(document.page_geometry(evidence["page"]), evidence["start"], evidence["end"])
+    return boxed
+
+
+def _evidences(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        evidence = node.get("evidence")
+        if isinstance(evidence, dict):
+            yield evidence
+        for key, value in node.items():
+            if key != "evidence":
+                yield from _evidences(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _evidences(item)
 
 
 def relocate_evidence(invoice: InvoiceV1, document: DocumentText) -> tuple[InvoiceV1, list[Relocation]]:

@@ -16,7 +16,16 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 SCHEMA_ID = "invoice.v1"
 JSON_SCHEMA_NAME = "invoice_v1"
@@ -64,12 +73,24 @@ class Evidence(_Shape):
     start: int = Field(ge=0)
     end: int = Field(ge=0)
     quote: str
+    # Where the quote is printed: one [x0, y0, x1, y1] per printed line, fractions of the page's
+    # width and height, origin top left (extraction.validation.evidence.with_boxes). The service
+    # sets it on a stored result; no model is asked for it (invoice_v1_json_schema has none).
+    boxes: list[list[float]] | None = None
 
     @model_validator(mode="after")
     def _span_is_ordered(self) -> Evidence:
         if self.end < self.start:
             raise ValueError("evidence end is before its start")
         return self
+
+    @model_serializer(mode="wrap")
+    def _boxes_only_where_placed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An answer's evidence as a model gave it stays four keys: boxes belong to results.
+        data: dict[str, Any] = handler(self)
+        if self.boxes is None:
+            data.pop("boxes", None)
+        return data
 
 
 class FieldValue(_Shape):

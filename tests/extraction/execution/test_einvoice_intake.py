@@ -58,6 +58,8 @@ def test_an_uploaded_xrechnung_is_read_from_its_xml_with_no_model_call(processes
     assert result.output["totals"]["amount_due"]["value"] == "120"
     elements = result.validation["einvoice"]["elements"]
     assert elements["totals.amount_due"] == "/Invoice/cac:LegalMonetaryTotal/cbc:PayableAmount"
+    # The printed XML page has no geometry to place a quote on.
+    assert result.output["totals"]["amount_due"]["evidence"]["boxes"] is None
     due = result.validation["fields"]["totals.amount_due"]
     assert (due["status"], due["sources"], due["element"]) == (
         "verified",

@@ -57,7 +57,11 @@ def test_the_rules_reading_is_stored_field_by_field(tenant, rules_policy, sample
     assert worker.run_slot(WorkerRuntime(worker_id="w-trust"), max_jobs=1) == 1
 
     assert ExtractionJob.objects.get(pk=job_id).state == state
-    validation = ExtractionResult.objects.get(job_id=job_id).validation
+    result = ExtractionResult.objects.get(job_id=job_id)
+    validation = result.validation
+    # Where the gross total is printed on its page (the PDF's text layer): one line, one box.
+    [box] = result.output["totals"]["gross"]["evidence"]["boxes"]
+    assert len(box) == 4 and 0 <= box[0] < box[2] <= 1 and 0 <= box[1] < box[3] <= 1
     fields = validation["fields"]
     assert {tuple(entry["sources"]) for entry in fields.values()} == {("rules",)}
     assert fields["invoice_number"]["status"] == "verified"
