@@ -1,4 +1,4 @@
-"""Per-field trust: what one judgement's checks say about each field of the answer.
+"""Per-field trust (VAL-4): what one judgement's checks say about each field of the answer.
 
 A client that posts to its ERP only what it may post unseen needs more than the job's verdict:
 it needs to know, field by field, whether the value was found printed where its evidence says

@@ -1,8 +1,8 @@
-"""Two readings of one document made one answer: the rules' and a model's (``rules_and_model``).
+"""Two readings of one document made one answer (VAL-4): the rules' and a model's.
 
 The rule extractor reads a document in milliseconds and is exact where it finds something; a
-small model reads more and invents more. Read together, a value both read alike is as good as
-either alone and better than both (two independent readers rarely invent the same wrong value);
+small model reads more and invents more. Read together, a value both read alike is stronger
+than either reading alone (two independent readers rarely invent the same wrong value);
 where they differ, the value whose evidence re-resolves and passes every check that reads it is
 kept, and if that does not decide, the field conflicts and the job goes to a person.
 
