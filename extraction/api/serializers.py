@@ -58,6 +58,27 @@ class DocumentUploadSerializer(StrictSerializer):
     file = serializers.FileField(allow_empty_file=False)
 
 
+# What document_body answers, as the published schema shows it.
+DOCUMENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "version", "sha256", "size", "content_type", "page_count", "created_at"],
+    "properties": {
+        "id": {"type": "string", "format": "uuid"},
+        "version": {"type": "string", "format": "uuid", "description": "Immutable: other bytes are another document."},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "size": {"type": "integer", "minimum": 1, "description": "In bytes."},
+        "content_type": {"type": "string", "description": "Sniffed from the bytes, not taken from the client."},
+        "page_count": {
+            "type": ["integer", "null"],
+            "minimum": 0,
+            "description": "A PDF's pages, an image's frames, a text's form-feed pages, 1 for XML; null where "
+            "they could not be counted. The pages of a PDF or an image are shown by /pages/{page}.png.",
+        },
+        "created_at": {"type": "string", "format": "date-time"},
+    },
+}
+
+
 def document_body(document: Document) -> dict[str, Any]:
     return {
         "id": str(document.pk),

@@ -8,6 +8,11 @@ from extraction.api import operator_actions, views
 urlpatterns = [
     path("documents", views.DocumentCreateView.as_view(), name="document-list"),
     path("documents/<uuid:document_id>", views.DocumentDetailView.as_view(), name="document-detail"),
+    path(
+        "documents/<uuid:document_id>/pages/<int:page>.png",
+        views.DocumentPageImageView.as_view(),
+        name="document-page-image",
+    ),
     path("extraction-jobs", views.ExtractionJobListCreateView.as_view(), name="extraction-job-list"),
     path("extraction-jobs/<uuid:job_id>", views.ExtractionJobDetailView.as_view(), name="extraction-job-detail"),
     path("extraction-jobs/rerun", operator_actions.JobRerunView.as_view(), name="extraction-jobs-rerun"),

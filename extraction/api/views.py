@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, QuerySet
+from django.http import HttpResponse, HttpResponseBase, HttpResponseNotModified
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.utils.http import parse_etags
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,7 +27,13 @@ from accounts.permissions import request_principal
 from config.openapi import problems
 from config.parsers import BoundedJSONParser, BoundedMultiPartParser, body_too_large
 from config.problems import Problem
-from extraction.api.serializers import DocumentUploadSerializer, JobCreateSerializer, document_body, job_body
+from extraction.api.serializers import (
+    DOCUMENT_SCHEMA,
+    DocumentUploadSerializer,
+    JobCreateSerializer,
+    document_body,
+    job_body,
+)
 from extraction.intake.acceptance import (
     AcceptCapacityExhausted,
     IdempotencyConflict,
@@ -32,6 +42,14 @@ from extraction.intake.acceptance import (
     accept_job,
 )
 from extraction.intake.documents import UnsupportedDocument, store_document
+from extraction.intake.pages import (
+    PAGE_IMAGE_DEFAULT_DPI,
+    PAGE_IMAGE_MAX_DPI,
+    PAGE_IMAGE_MIN_DPI,
+    NoPageImage,
+    PageOutOfRange,
+    page_image,
+)
 from extraction.models import Document, ExtractionJob, JobState
 
 
@@ -54,7 +72,7 @@ class DocumentCreateView(APIView):
     @extend_schema(
         request={"multipart/form-data": DocumentUploadSerializer},
         responses={
-            201: dict,
+            201: OpenApiResponse(DOCUMENT_SCHEMA),
             **problems(
                 {415: {"unsupported-document-type": "The bytes are not a PDF, PNG, JPEG, TIFF, XML or UTF-8 text."}}
             ),
@@ -76,12 +94,123 @@ class DocumentCreateView(APIView):
 
 
 class DocumentDetailView(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: OpenApiResponse(DOCUMENT_SCHEMA)})
     def get(self, request: Request, document_id: uuid.UUID) -> Response:
         document = Document.objects.filter(tenant=_principal(request).tenant, pk=document_id).first()
         if document is None:
             raise _not_found("document")
         return Response(document_body(document))
+
+
+class PageImageRenderer(BaseRenderer):
+    """The page image view's renderer: Accept is negotiated against image/png. The view answers
+    the PNG itself, so what reaches this renderer is JSON whatever image type the client
+    accepts: a problem (labelled application/problem+json by the handler) or OPTIONS' description
+    of the view (labelled here)."""
+
+    media_type = "image/png"
+    format = "png"
+    charset = None
+    render_style = "binary"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        response = (renderer_context or {}).get("response")
+        if response is not None and response.content_type is None:
+            response["Content-Type"] = "application/json"
+        return JSONRenderer().render(data, renderer_context=renderer_context)
+
+
+# Document versions are immutable, so a page image never changes; private: it is the tenant's.
+PAGE_IMAGE_CACHE_CONTROL = "private, max-age=86400"
+
+
+def _dpi(request: Request) -> int:
+    raw = request.query_params.get("dpi")
+    if raw is None:
+        return PAGE_IMAGE_DEFAULT_DPI
+    if not (raw.isascii() and raw.isdigit() and PAGE_IMAGE_MIN_DPI <= int(raw) <= PAGE_IMAGE_MAX_DPI):
+        message = f"Must be an integer from {PAGE_IMAGE_MIN_DPI} to {PAGE_IMAGE_MAX_DPI}."
+        raise Problem(
+            f"dpi must be an integer from {PAGE_IMAGE_MIN_DPI} to {PAGE_IMAGE_MAX_DPI}.",
+            slug="validation-error",
+            title="The request is not valid",
+            extra={"errors": {"dpi": [message]}},
+        )
+    return int(raw)
+
+
+def _client_holds(request: Request, etag: str) -> bool:
+    """If-None-Match names ``etag`` (compared weakly, as RFC 9110 says for it) or is ``*``."""
+    held = {tag.removeprefix("W/") for tag in parse_etags(request.headers.get("If-None-Match", ""))}
+    return etag in held or "*" in held
+
+
+class DocumentPageImageView(APIView):
+    """``GET /api/v1/documents/<id>/pages/<n>.png``: a page of the document as a PNG, what
+    evidence boxes (fractions of the page) are drawn on."""
+
+    renderer_classes = [PageImageRenderer]
+
+    @extend_schema(
+        operation_id="v1_documents_pages_png_retrieve",
+        parameters=[
+            OpenApiParameter("page", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH),
+            OpenApiParameter(
+                "dpi",
+                {
+                    "type": "integer",
+                    "minimum": PAGE_IMAGE_MIN_DPI,
+                    "maximum": PAGE_IMAGE_MAX_DPI,
+                    "default": PAGE_IMAGE_DEFAULT_DPI,
+                },
+                description="The resolution of a PDF page; an image upload's frame comes at its own size.",
+            ),
+            OpenApiParameter(
+                "If-None-Match", str, OpenApiParameter.HEADER, description="An ETag of this image: 304 if it matches."
+            ),
+            OpenApiParameter(
+                "ETag", str, OpenApiParameter.HEADER, response=[200, 304], required=True, description="The image's tag."
+            ),
+            OpenApiParameter(
+                "Cache-Control",
+                str,
+                OpenApiParameter.HEADER,
+                response=[200, 304],
+                required=True,
+                description=f"`{PAGE_IMAGE_CACHE_CONTROL}`: a document version's pages never change.",
+            ),
+        ],
+        responses={
+            (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY, description="The page as a PNG."),
+            304: OpenApiResponse(description="The image the client holds (If-None-Match) is current."),
+            **problems(
+                {
+                    400: {
+                        "validation-error": f"`dpi` is not an integer from {PAGE_IMAGE_MIN_DPI} to {PAGE_IMAGE_MAX_DPI}."
+                    },
+                    404: {
+                        "page-out-of-range": "The document has no such page; `detail` names its page count.",
+                        "no-page-image": "The document is XML or plain text, or its bytes cannot be rendered.",
+                    },
+                }
+            ),
+        },
+    )
+    def get(self, request: Request, document_id: uuid.UUID, page: int) -> HttpResponseBase:
+        document = Document.objects.filter(tenant=_principal(request).tenant, pk=document_id).first()
+        if document is None:
+            raise _not_found("document")
+        dpi = _dpi(request)
+        try:
+            image = page_image(document, page=page, dpi=dpi)
+            headers = {"ETag": image.etag, "Cache-Control": PAGE_IMAGE_CACHE_CONTROL}
+            if _client_holds(request, image.etag):
+                return HttpResponseNotModified(headers=headers)
+            return HttpResponse(image.png(), content_type="image/png", headers=headers)
+        except PageOutOfRange as exc:
+            raise Problem(str(exc), slug="page-out-of-range", title="No such page", status_code=404) from exc
+        except NoPageImage as exc:
+            raise Problem(exc.reason, slug="no-page-image", title="No page image", status_code=404) from exc
 
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
