@@ -16,7 +16,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -26,6 +26,8 @@ from django.utils.safestring import SafeString, mark_safe
 from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
 from accounts.models import Role
 from extraction.bulk import actions as bulk
+from extraction.intake.pages import NoPageImage, PageOutOfRange, page_image
+from extraction.intake.text import DocumentText
 from extraction.models import (
     ExtractionJob,
     ExtractionResult,
@@ -42,6 +44,11 @@ from extraction.validation.schema import parse_invoice
 from extraction.validation.suppliers import CSV_COLUMNS
 
 REVIEW_PAGE_SIZE = 50
+# The review screen's page images: sharp enough to read a printed total beside its box, small
+# enough that a two-page invoice arrives at once.
+REVIEW_PAGE_DPI = 100
+# A box's CSS class by the field's status (validation["fields"][path]["status"]).
+BOX_STATUSES = frozenset({"verified", "derived", "conflicting", "unverified", "missing"})
 
 
 # --- jobs and the review queue ----------------------------------------------------------------------
@@ -118,6 +125,11 @@ class ExtractionJobAdmin(TenantScopedAdmin):
         return [
             path("review/", wrap(self.review_queue_view), name="extraction_review_queue"),
             path("<uuid:job_id>/review/", wrap(self.review_job_view), name="extraction_review_job"),
+            path(
+                "<uuid:job_id>/review/pages/<int:number>.png",
+                wrap(self.review_page_image_view),
+                name="extraction_review_page_image",
+            ),
             *super().get_urls(),
         ]
 
@@ -125,13 +137,7 @@ class ExtractionJobAdmin(TenantScopedAdmin):
     def review_queue_view(self, request: HttpRequest) -> HttpResponse:
         if not has_role(request, Role.REVIEWER):
             raise PermissionDeniedPage()
-        queryset = (
-            ExtractionJob.objects.filter(state=JobState.REVIEW_REQUIRED)
-            .select_related("tenant", "document", "result")
-            .order_by("created_at", "id")
-        )
-        if not request.user.is_superuser:
-            queryset = queryset.filter(tenant_id=staff_membership(request).tenant_id)  # type: ignore[union-attr]
+        queryset = _review_queue(request).select_related("tenant", "document", "result")
         page = Paginator(queryset, REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
         rows = [{"job": job, "reasons": _stored_reasons(job)} for job in page.object_list]
         context = {
@@ -161,6 +167,20 @@ class ExtractionJobAdmin(TenantScopedAdmin):
             return self._render_review(request, job, refusal=outcome, status=409 if outcome.reasons else 400)
         return self._render_review(request, job)
 
+    def review_page_image_view(self, request: HttpRequest, job_id: uuid.UUID, number: int) -> HttpResponse:
+        """Page ``number`` of the job's document as a PNG, for the review screen: the same
+        permission as the screen itself (the API's page images need a token, not a session)."""
+        job = ExtractionJob.objects.select_related("document").filter(pk=job_id).first()
+        if job is None or not review.may_review(request.user, job):
+            raise Http404("No such job in your review queue.")
+        try:
+            png = page_image(job.document, page=number, dpi=REVIEW_PAGE_DPI).png()
+        except (NoPageImage, PageOutOfRange) as error:
+            raise Http404(str(error)) from None
+        response = HttpResponse(png, content_type="image/png")
+        response["Cache-Control"] = "private, max-age=3600"  # a document version never changes
+        return response
+
     def _decide(self, request: HttpRequest, job: ExtractionJob) -> review.ReviewResult:
         try:
             seen = int(request.POST.get("state_version", ""))
@@ -174,11 +194,19 @@ class ExtractionJobAdmin(TenantScopedAdmin):
         corrections = {
             key.removeprefix("field:"): value for key, value in request.POST.items() if key.startswith("field:")
         }
+        support = {
+            path: review.CorrectionSupport(
+                selection=_selection(request.POST.get(f"evidence:{path}", "")),
+                reason=request.POST.get(f"reason:{path}", ""),
+            )
+            for path in corrections
+        }
         return review.approve_review(
             job_id=job.pk,
             reviewer=request.user,
             seen_state_version=seen,
             corrections=corrections,
+            support=support,
             override=request.POST.get("override") == "on",
             comment=comment,
         )
@@ -197,15 +225,19 @@ class ExtractionJobAdmin(TenantScopedAdmin):
         fields = [
             {
                 **entry,
+                "status": _box_status(entry["path"], trusts, flagged),
                 "flagged": entry["path"] in flagged,
                 "trust": trusts.get(entry["path"]),
                 "input": submitted.get(f"field:{entry['path']}", entry["value"] or "")
                 if submitted
                 else entry["value"] or "",
+                "evidence_input": submitted.get(f"evidence:{entry['path']}", "") if submitted else "",
+                "reason_input": submitted.get(f"reason:{entry['path']}", "") if submitted else "",
             }
             for entry in _output_fields(output)
         ]
         document = review.document_text_of(job)
+        statuses = {entry["path"]: entry["status"] for entry in fields}
         context = {
             **self.admin_site.each_context(request),
             "title": f"Review job {job.pk}",
@@ -220,6 +252,8 @@ class ExtractionJobAdmin(TenantScopedAdmin):
                 {
                     **_highlighted_page(text, number, output, flagged),
                     "printed_einvoice": number == document.einvoice_page,
+                    "image_url": _page_image_url(job, document, number),
+                    "boxes": _page_boxes(number, output, statuses),
                 }
                 for number, text in enumerate(document.pages, start=1)
             ],
@@ -227,12 +261,81 @@ class ExtractionJobAdmin(TenantScopedAdmin):
             "comment": submitted.get("comment", "") if submitted else "",
             "override_checked": bool(submitted and submitted.get("override") == "on"),
             "queue_url": reverse("admin:extraction_review_queue"),
+            "next_url": _next_in_queue(request, job),
         }
         return TemplateResponse(request, "admin/extraction/review_job.html", context, status=status)
 
 
 class PermissionDeniedPage(Http404):
     """Reviewing needs the reviewer role; say "not found" rather than confirm the page exists."""
+
+
+def _selection(posted: str) -> tuple[int, int, int] | None:
+    """The review screen's ``evidence:<path>`` input, "page:start:end" of the text the reviewer
+    selected; None when empty or malformed (the value is then looked up in the document)."""
+    parts = posted.split(":")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        return None
+    page, start, end = (int(part) for part in parts)
+    return (page, start, end) if start < end else None
+
+
+def _review_queue(request: HttpRequest) -> QuerySet[ExtractionJob]:
+    """The jobs waiting for this reviewer, oldest first: their tenant's, or every tenant's."""
+    queryset = ExtractionJob.objects.filter(state=JobState.REVIEW_REQUIRED).order_by("created_at", "id")
+    if not request.user.is_superuser:
+        queryset = queryset.filter(tenant_id=staff_membership(request).tenant_id)  # type: ignore[union-attr]
+    return queryset
+
+
+def _next_in_queue(request: HttpRequest, job: ExtractionJob) -> str | None:
+    """The review URL of the job after ``job`` in the queue's order, wrapping to the oldest;
+    None when ``job`` is the only one waiting."""
+    queue = _review_queue(request).exclude(pk=job.pk)
+    later = Q(created_at__gt=job.created_at) | Q(created_at=job.created_at, id__gt=job.pk)
+    following = queue.filter(later).values_list("pk", flat=True).first() or queue.values_list("pk", flat=True).first()
+    return reverse("admin:extraction_review_job", args=[following]) if following else None
+
+
+def _page_image_url(job: ExtractionJob, document: DocumentText, number: int) -> str | None:
+    """Where the review screen gets page ``number``'s image, if the page is shown as one: only a
+    page whose words were placed (its evidence has boxes to draw); the printed e-invoice XML
+    and plain text stay text."""
+    if document.page_geometry(number) is None:
+        return None
+    try:
+        page_image(job.document, page=number, dpi=REVIEW_PAGE_DPI)
+    except (NoPageImage, PageOutOfRange):
+        return None
+    return reverse("admin:extraction_review_page_image", args=[job.pk, number])
+
+
+def _box_status(path: str, trusts: dict[str, Any], flagged: set[str]) -> str:
+    """The field's status as its box colours it; a result judged before fields had a status
+    says only flagged (unverified) or not (verified)."""
+    status = (trusts.get(path) or {}).get("status")
+    if status in BOX_STATUSES:
+        return str(status)
+    return "unverified" if path in flagged else "verified"
+
+
+def _page_boxes(number: int, output: dict[str, Any], statuses: dict[str, str]) -> list[dict[str, str]]:
+    """The evidence boxes printed on page ``number``, as CSS percentages of the page image."""
+    boxes = []
+    for entry in _output_fields(output):
+        evidence = entry["evidence"]
+        if not isinstance(evidence, dict) or evidence.get("page") != number:
+            continue
+        for x0, y0, x1, y1 in evidence.get("boxes") or ():
+            boxes.append(
+                {
+                    "path": entry["path"],
+                    "status": statuses.get(entry["path"], "verified"),
+                    "style": f"left:{x0 * 100:.3f}%;top:{y0 * 100:.3f}%;"
+                    f"width:{(x1 - x0) * 100:.3f}%;height:{(y1 - y0) * 100:.3f}%",
+                }
+            )
+    return boxes
 
 
 def _stored_reasons(job: ExtractionJob) -> list[str]:
@@ -308,7 +411,15 @@ def _highlighted_page(text: str, number: int, output: dict[str, Any], flagged: s
             continue
         html.append(escape(text[position : mark.start]))
         css = "evidence flagged" if mark.flagged else "evidence"
-        html.append(format_html('<mark class="{}" title="{}">{}</mark>', css, mark.path, text[mark.start : mark.end]))
+        html.append(
+            format_html(
+                '<mark class="{}" title="{}" data-field="{}">{}</mark>',
+                css,
+                mark.path,
+                mark.path,
+                text[mark.start : mark.end],
+            )
+        )
         position = mark.end
     html.append(escape(text[position:]))
     return {"number": number, "html": mark_safe("".join(html))}  # every piece above is escaped

@@ -5,6 +5,12 @@ The decision (:func:`extraction.execution.lifecycle.decide_review`) is guarded o
 approval is re-validated first; the corrected fields are the reviewer's word, so the evidence
 checks skip them. A blocking failure refuses the approval unless the reviewer overrides it with
 a written comment, recorded with the reasons overridden.
+
+A correction is evidenced before it is taken: the printed text the reviewer selected, or the
+typed value found printed in the document, becomes the field's evidence; a value printed
+nowhere needs the reviewer's stated reason. Each correction is kept in the decision's audit
+record (``validation["review"]["corrections"]``): who changed which field from what to what,
+and on what evidence or reason.
 """
 
 from __future__ import annotations
@@ -16,16 +22,19 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Any, ParamSpec, TypedDict
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from accounts.models import Membership, Role, role_at_least
 from config import tracing
 from extraction.execution import lifecycle
-from extraction.intake.geometry import geometry_from_json
+from extraction.intake.geometry import boxes_for, geometry_from_json
 from extraction.intake.text import DocumentText
 from extraction.models import ExtractedText, ExtractionJob, ExtractionResult, JobState
+from extraction.validation.evidence import find_quote, printed_numbers
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import InvoiceOutputError, parse_invoice
 
@@ -36,6 +45,40 @@ CONFLICT = "conflict"  # nothing recorded: someone else decided, or the job chan
 
 P = ParamSpec("P")
 _PATH_PART = re.compile(r"([a-z_]+)(?:\[(\d+)\])?")
+
+
+class EvidencedBy(StrEnum):
+    """How a corrected value is vouched for."""
+
+    SELECTED = "selected"  # the reviewer selected it where it is printed
+    FOUND = "found"  # the typed value is printed in the document
+    REASON = "reason"  # printed nowhere: the reviewer said why it is right anyway
+    CLEARED = "cleared"  # the value was removed: "not in the document" needs no evidence
+
+
+@dataclass(frozen=True)
+class CorrectionSupport:
+    """What the reviewer gave with one correction: the span of the document text they selected
+    (page, start, end), and/or a reason for a value printed nowhere."""
+
+    selection: tuple[int, int, int] | None = None
+    reason: str = ""
+
+
+# One corrected field in a decision's audit record: who changed which field from what to what,
+# and what vouches for the new value ("from" is a keyword, hence the functional form).
+CorrectionRecord = TypedDict(
+    "CorrectionRecord",
+    {
+        "field": str,
+        "from": str | None,
+        "to": str | None,
+        "evidenced_by": str,
+        "evidence": dict[str, Any] | None,
+        "reason": str,
+        "reviewer": str,
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -75,10 +118,17 @@ def document_text_of(job: ExtractionJob) -> DocumentText:
     )
 
 
-def apply_corrections(output: Mapping[str, Any], corrections: Mapping[str, str | None]) -> dict[str, Any]:
+def apply_corrections(
+    output: Mapping[str, Any],
+    corrections: Mapping[str, str | None],
+    *,
+    evidence: Mapping[str, dict[str, Any] | None] | None = None,
+) -> dict[str, Any]:
     """``output`` with the value of each corrected field path (``"totals.gross"``,
     ``"lines[1].net_amount"``) replaced; an empty correction clears the field (value and
-    evidence null). Raises KeyError for a path the output does not have."""
+    evidence null). A path in ``evidence`` gets that evidence (None: the value is printed
+    nowhere, so the old quote, which printed the old value, goes). Raises KeyError for a path
+    the output does not have."""
     corrected = copy.deepcopy(dict(output))
     for path, value in corrections.items():
         node: Any = corrected
@@ -101,7 +151,97 @@ def apply_corrections(output: Mapping[str, Any], corrections: Mapping[str, str |
             node["value"], node["evidence"] = None, None
         else:
             node["value"] = value.strip()
+            if evidence is not None and path in evidence:
+                node["evidence"] = evidence[path]
     return corrected
+
+
+def evidence_correction(
+    document: DocumentText,
+    *,
+    path: str,
+    before: str | None,
+    value: str | None,
+    support: CorrectionSupport,
+    reviewer: str,
+) -> CorrectionRecord | None:
+    """The audit record of correcting ``path`` from ``before`` to ``value``, with the evidence
+    it rests on; None when it rests on nothing (not printed, no reason given).
+
+    1. A cleared value needs nothing: "not in the document" is what it claims.
+    2. The reviewer's selection, if it resolves in the document and reads as the value.
+    3. Else the value found printed (as typed, or an amount in a printed form of it), on the
+       selection's page first.
+    4. Else the reviewer's reason, if there is one.
+    """
+    value = value.strip() if value else None
+    reason = support.reason.strip()
+    record: CorrectionRecord = {
+        "field": path,
+        "from": before,
+        "to": value,
+        "evidenced_by": EvidencedBy.CLEARED,
+        "evidence": None,
+        "reason": reason,
+        "reviewer": reviewer,
+    }
+    if value is None:
+        return record
+    page, near = 1, 0
+    if support.selection is not None:
+        page, start, end = support.selection
+        near = start
+        quote = document.span(page, start, end)
+        if quote and _reads_as(quote, value):
+            record["evidenced_by"], record["evidence"] = EvidencedBy.SELECTED, _evidence(document, page, start, end)
+            return record
+    for printed in _printed_forms(value):
+        found = find_quote(document, printed, page=page, near=near)
+        if found is not None:
+            record["evidenced_by"], record["evidence"] = EvidencedBy.FOUND, _evidence(document, *found)
+            return record
+    if reason:
+        record["evidenced_by"] = EvidencedBy.REASON
+        return record
+    return None
+
+
+def _reads_as(quote: str, value: str) -> bool:
+    """Whether the selected ``quote`` says ``value``: the same words, or the same amount."""
+    if " ".join(quote.split()) == " ".join(value.split()):
+        return True
+    amount = _amount(value)
+    return amount is not None and amount in printed_numbers(quote)
+
+
+def _amount(value: str) -> Decimal | None:
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        return None
+    return amount if amount.is_finite() else None
+
+
+def _printed_forms(value: str) -> list[str]:
+    """``value`` as typed, and for an amount the ways invoices print it: "1234.50" is also
+    found as "1.234,50", "1,234.50" and "1234,50"."""
+    forms = [value]
+    amount = _amount(value)
+    if amount is not None and amount.as_tuple().exponent == -2:
+        english = f"{amount:,.2f}"
+        german = english.translate(str.maketrans(",.", ".,"))
+        forms += [english, german, f"{amount:.2f}".replace(".", ",")]
+    return list(dict.fromkeys(forms))
+
+
+def _evidence(document: DocumentText, page: int, start: int, end: int) -> dict[str, Any]:
+    return {
+        "page": page,
+        "start": start,
+        "end": end,
+        "quote": document.pages[page - 1][start:end],
+        "boxes": boxes_for(document.page_geometry(page), start, end),
+    }
 
 
 def _traced_decision(decision: str) -> Callable[[Callable[P, ReviewResult]], Callable[P, ReviewResult]]:
@@ -137,16 +277,19 @@ def approve_review(
     reviewer: AbstractBaseUser,
     seen_state_version: int,
     corrections: Mapping[str, str | None] | None = None,
+    support: Mapping[str, CorrectionSupport] | None = None,
     override: bool = False,
     comment: str = "",
 ) -> ReviewResult:
     """Approve a REVIEW_REQUIRED job (→ SUCCEEDED, ``extraction.completed.v1``).
 
     1. Load the job; refuse unless the reviewer may review its tenant; a changed job → conflict early.
-    2. Apply the corrections that change something to the stored output; parse it as invoice.v1.
-    3. Re-validate under the current policy, the corrected fields attested by the reviewer.
-    4. Blocking failures → refused with the reasons, unless ``override`` with a comment.
-    5. ``decide_review`` guarded on ``seen_state_version``: False → conflict, nothing written.
+    2. Evidence each correction that changes something (``support``: the reviewer's selection or
+       reason per field); one printed nowhere and without a reason → refused, naming it.
+    3. Apply the corrections, with their evidence, to the stored output; parse it as its schema.
+    4. Re-validate under the current policy, the corrected fields attested by the reviewer.
+    5. Blocking failures → refused with the reasons, unless ``override`` with a comment.
+    6. ``decide_review`` guarded on ``seen_state_version``: False → conflict, nothing written.
     """
     job = ExtractionJob.objects.filter(pk=job_id).first()
     if job is None or not may_review(reviewer, job):
@@ -162,8 +305,29 @@ def approve_review(
         for path, value in (corrections or {}).items()
         if (value.strip() if value else None) != _current_value(before, path)
     }
+    document = document_text_of(job)
+    records = {
+        path: evidence_correction(
+            document,
+            path=path,
+            before=_current_value(before, path),
+            value=value,
+            support=(support or {}).get(path, CorrectionSupport()),
+            reviewer=reviewer.get_username(),
+        )
+        for path, value in changed.items()
+    }
+    unevidenced = sorted(path for path, record in records.items() if record is None)
+    if unevidenced:
+        return ReviewResult(
+            REFUSED,
+            f"Not printed in the document: {', '.join(unevidenced)}. Select the printed value in the "
+            "document text, type it as printed, or give a reason for a value printed nowhere.",
+            ["correction_unevidenced"],
+        )
+    audit = [record for record in records.values() if record is not None]
     try:
-        after = apply_corrections(before, changed)
+        after = apply_corrections(before, changed, evidence={r["field"]: r["evidence"] for r in audit})
         invoice = parse_invoice(json.dumps(after), schema=job.schema)
     except KeyError as error:
         return ReviewResult(REFUSED, f"There is no field {error.args[0]!r} to correct.", ["correction_invalid"])
@@ -173,7 +337,7 @@ def approve_review(
         )
     outcome = validate_extraction(
         invoice=invoice,
-        document=document_text_of(job),
+        document=document,
         tenant_id=job.tenant_id,
         attested_fields=frozenset(changed),
         # Who gave each value the reviewer left as it was: what the first judgement recorded.
@@ -201,6 +365,7 @@ def approve_review(
             )
     validation["review"] = {
         "corrected_fields": sorted(changed),
+        "corrections": sorted(audit, key=lambda record: record["field"]),
         "override": bool(outcome.review_required and override),
         "overridden_reasons": outcome.reasons if override else [],
     }

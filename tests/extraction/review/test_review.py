@@ -22,6 +22,7 @@ from accounts.models import Membership, Role, Tenant
 from extraction.einvoice import read_einvoice
 from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
+from extraction.intake.geometry import geometry_to_json
 from extraction.intake.text import DocumentText, extract_document_text
 from extraction.models import (
     ExtractedText,
@@ -34,6 +35,7 @@ from extraction.models import (
 )
 from extraction.providers.builtin import extract_invoice
 from extraction.review import decisions as review
+from extraction.validation.evidence import with_boxes
 from extraction.validation.fields import ReadingSource
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import parse_invoice
@@ -67,10 +69,14 @@ def job_in_review(
     output: dict[str, Any] | None = None,
     document_text: DocumentText | None = None,
     schema: str = "invoice.v1",
+    document_bytes: bytes | None = None,
 ) -> ExtractionJob:
     """A job driven through the real lifecycle to REVIEW_REQUIRED, judged by the real validator.
 
-    By default: the Elektron invoice whose extracted gross total was misread as 3000.00."""
+    By default: the Elektron invoice whose extracted gross total was misread as 3000.00, its
+    text stored with where each word is printed. ``document_bytes``: the uploaded file (by
+    default bytes no page image can be rendered of, so the screen shows text only); with
+    them, the output's evidence gets its boxes as a worker's result does."""
     extracted_text, extracted = _elektron()
     if document_text is None:
         document_text = DocumentText(pages=pages) if pages is not None else extracted_text
@@ -82,12 +88,17 @@ def job_in_review(
         sources=(ReadingSource.MODEL,),
     )
     assert outcome.review_required, "the test job must need review"
-    document = make_document(tenant, content=b"%PDF-1.7 " + uuid.uuid4().hex.encode(), filename="invoice.pdf")
+    if document_bytes is not None:
+        output = with_boxes(output, document_text)
+    document = make_document(
+        tenant, content=document_bytes or b"%PDF-1.7 " + uuid.uuid4().hex.encode(), filename="invoice.pdf"
+    )
     ExtractedText.objects.create(
         document=document,
         pages=list(document_text.pages),
         source=document_text.source,
         einvoice_page=document_text.einvoice_page,
+        geometry=geometry_to_json(document_text.geometry),
     )
     return make_job(
         tenant,
@@ -233,6 +244,7 @@ def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(ele
         reviewer=staff(elektron_buyer),
         seen_state_version=job.state_version,
         corrections={"totals.gross": "310.00"},
+        support={"totals.gross": review.CorrectionSupport(reason="the supplier's letter says so")},
     )
 
     assert result.status == review.REFUSED
@@ -251,6 +263,7 @@ def test_correction_is_checked_against_master_data_too(elektron_buyer):
         reviewer=staff(elektron_buyer),
         seen_state_version=job.state_version,
         corrections={"totals.gross": "300.00", "supplier.iban": "DE89370400440532013000"},
+        support={"supplier.iban": review.CorrectionSupport(reason="from the supplier's letterhead")},
     )
 
     assert result.status == review.REFUSED
@@ -426,8 +439,8 @@ def test_review_screen_shows_fields_and_escaped_document_with_highlighted_eviden
     assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
     assert (
-        '<mark class="evidence flagged" title="supplier.name">Lieferant &lt;img src=x onerror=alert(1)&gt; GmbH</mark>'
-        in body
+        '<mark class="evidence flagged" title="supplier.name" data-field="supplier.name">'
+        "Lieferant &lt;img src=x onerror=alert(1)&gt; GmbH</mark>" in body
     )
     assert 'name="field:totals.gross" value="300.00"' in body
     assert f'name="state_version" value="{job.state_version}"' in body
@@ -435,8 +448,11 @@ def test_review_screen_shows_fields_and_escaped_document_with_highlighted_eviden
     # not the supplier's; the other values quote pages this document does not have.
     assert (
         '<td><label for="f-2">supplier.name</label></td>\n'
-        '            <td><input type="text" id="f-2" name="field:supplier.name" value="Lieferant &lt;img src=x '
-        'onerror=alert(1)&gt; GmbH"></td>\n'
+        '            <td><input type="text" id="f-2" class="field-value" name="field:supplier.name" value="Lieferant '
+        '&lt;img src=x onerror=alert(1)&gt; GmbH" data-original="Lieferant &lt;img src=x onerror=alert(1)&gt; GmbH">\n'
+        '                <input type="hidden" class="field-evidence" name="evidence:supplier.name" value="">\n'
+        '                <input type="text" class="reason" name="reason:supplier.name" value="" '
+        'placeholder="why, if printed nowhere" aria-label="reason for supplier.name"></td>\n'
         '            <td class="trust"><span title="read by model; failed supplier_master_data">unverified</span></td>'
     ) in body
     claimed = [
@@ -482,6 +498,7 @@ def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(ele
             "state_version": job.state_version,
             "action": "approve",
             "field:totals.gross": "310.00",
+            "reason:totals.gross": "the supplier's letter says so",
         },
     )
 
@@ -489,6 +506,7 @@ def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(ele
     assert response.status_code == 409
     assert "Not approved" in body and "totals_sum_mismatch" in body
     assert 'name="field:totals.gross" value="310.00"' in body
+    assert 'name="reason:totals.gross" value="the supplier&#x27;s letter says so"' in body
 
 
 def test_second_reviewer_in_the_admin_gets_a_clear_message(elektron_buyer):
