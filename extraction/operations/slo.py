@@ -29,6 +29,14 @@ reviewer decided within ``settings.REVIEW_TURNAROUND_TARGET_SECONDS`` (4 h) of e
 the REVIEW_REQUIRED rate (jobs that entered review / the denominator) and the turnaround's
 percentiles.
 
+**Reviewer throughput**: the review decisions made in ``[since, until)`` (of the tenant's jobs
+with ``--tenant``; unlike the figures above, not only on the window's jobs), in total and per
+reviewer: decisions per hour of the window (idle hours included), seconds per decision (from
+the later of the job entering review and the same reviewer's previous decision, to this
+decision: the data records no "opened the job", so a break counts where the job waited; read
+the median) and fields corrected per decision (an approval's corrected fields; a rejection
+corrects none).
+
 **Accept latency**: the database does not record how long the request took to be answered
 202 (the job row and its outbox event are written at one ``now()``); the report says so, and
 gives what is recorded: accepted → the requested event published by the relay, and accepted
@@ -63,6 +71,10 @@ percentiles when ``count`` is 0; rates are fractions (0..1) or null with a zero 
      "late": {"terminal_past_target": {"count", "examples"}, "open_past_target": {"count", "examples"}},
      "review": {"entered", "rate", "decided", "approved", "rejected", "decided_in_target", "sli",
                 "awaiting_in_target", "awaiting_past_target", "turnaround_seconds": <percentiles>},
+     "reviewers": {"decisions", "reviewers", "decisions_per_hour", "seconds_per_decision": <percentiles>,
+                   "fields_corrected", "fields_corrected_per_decision",
+                   "by_reviewer": [{"reviewer", "decisions", "decisions_per_hour",
+                                    "median_seconds_per_decision", "fields_corrected_per_decision"}]},
      "accept_latency": {"recorded": false, "note", "accepted_to_published_seconds": <percentiles>,
                         "unpublished", "accepted_to_taken_in_seconds": <percentiles>},
      "model_calls": {"jobs", "paid_calls", "paid_calls_per_job", "jobs_with_paid_calls",
@@ -82,6 +94,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils.module_loading import import_string
@@ -271,6 +284,8 @@ def slo_report(window: SloWindow) -> SloReport:
         )
         (entered, decided, approved, rejected, decided_in_target, waiting, waiting_late, turnaround) = cursor.fetchone()
 
+        reviewers = _reviewer_throughput(cursor, window, fractions)
+
         cursor.execute(SQL["accept_latency"], {"fractions": fractions, "requested_event": EventType.REQUESTED})
         published, unpublished, to_published, taken_in, to_taken_in = cursor.fetchone()
 
@@ -347,6 +362,7 @@ def slo_report(window: SloWindow) -> SloReport:
             "awaiting_past_target": waiting_late,
             "turnaround_seconds": Percentiles.of(decided, turnaround).as_dict(),
         },
+        "reviewers": reviewers,
         "accept_latency": {
             "recorded": False,
             "note": ACCEPT_LATENCY_NOTE,
@@ -373,6 +389,47 @@ def slo_report(window: SloWindow) -> SloReport:
     return SloReport(window=window, as_of=as_of, body=body, sections=sections)
 
 
+def _reviewer_throughput(cursor: CursorWrapper, window: SloWindow, fractions: list[float]) -> dict[str, Any]:
+    """The reviewers' figures (reviewer_throughput): the total, then one entry per reviewer,
+    busiest first."""
+    cursor.execute(
+        SQL["reviewer_throughput"],
+        {
+            "since": window.since,
+            "until": window.until,
+            "tenant": window.tenant_id,
+            "approved": ReviewDecision.Decision.APPROVED,
+            "fractions": fractions,
+        },
+    )
+    rows = cursor.fetchall()
+    hours = (window.until - window.since).total_seconds() / 3600
+    names = dict(
+        get_user_model().objects.filter(pk__in=[row[1] for row in rows if not row[0]]).values_list("pk", "username")
+    )
+    total = next(row for row in rows if row[0])
+    _, _, decisions, corrected, timed, seconds = total
+    return {
+        "decisions": decisions,
+        "reviewers": len(rows) - 1,
+        "decisions_per_hour": decisions / hours,
+        "seconds_per_decision": Percentiles.of(timed, seconds).as_dict(),
+        "fields_corrected": int(corrected),
+        "fields_corrected_per_decision": _rate(int(corrected), decisions),
+        "by_reviewer": [
+            {
+                "reviewer": names.get(reviewer_id, str(reviewer_id)),
+                "decisions": n,
+                "decisions_per_hour": n / hours,
+                "median_seconds_per_decision": Percentiles.of(n_timed, times).p50,
+                "fields_corrected_per_decision": _rate(int(n_corrected), n),
+            }
+            for is_total, reviewer_id, n, n_corrected, n_timed, times in rows
+            if not is_total
+        ],
+    }
+
+
 # --- the text form ------------------------------------------------------------------------------
 
 
@@ -392,6 +449,26 @@ def _percentiles_line(p: dict[str, Any]) -> str:
 
 def _ids(block: dict[str, Any]) -> str:
     return f" (e.g. {', '.join(block['examples'])})" if block["examples"] else ""
+
+
+def _per_decision(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _reviewer_lines(t: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Reviewer throughput: {t['decisions']:,} decisions by {t['reviewers']:,} reviewers in the window "
+        f"({t['decisions_per_hour']:.2f} per hour); median {_seconds(t['seconds_per_decision']['p50'])} per "
+        f"decision; {t['fields_corrected']:,} fields corrected ({_per_decision(t['fields_corrected_per_decision'])} "
+        "per decision)"
+    ]
+    lines += [
+        f"  {x['reviewer']}: {x['decisions']:,} decisions ({x['decisions_per_hour']:.2f} per hour), "
+        f"median {_seconds(x['median_seconds_per_decision'])} per decision, "
+        f"{_per_decision(x['fields_corrected_per_decision'])} fields corrected per decision"
+        for x in t["by_reviewer"]
+    ]
+    return lines
 
 
 def render_text(report: SloReport) -> str:
@@ -436,6 +513,8 @@ def render_text(report: SloReport) -> str:
         f"  review SLI: {_pct(r['sli'])} decided within {targets['review_turnaround_target_seconds']:,.0f} s; "
         f"awaiting a reviewer: in target {r['awaiting_in_target']:,}, past target {r['awaiting_past_target']:,}",
         f"  turnaround: {_percentiles_line(r['turnaround_seconds'])}",
+        "",
+        *_reviewer_lines(d["reviewers"]),
         "",
         f"Accept latency: {a['note']}",
         f"  accepted -> published: {_percentiles_line(a['accepted_to_published_seconds'])}; not published yet {a['unpublished']:,}",

@@ -204,3 +204,39 @@ SELECT count(*),
                 '{}')
   FROM per_job
   LEFT JOIN prices p ON p.model_policy = per_job.model_policy
+
+
+-- name: reviewer_throughput
+-- Reviewers' work in the window: the review decisions *made* in [since, until) (not only on
+-- the window's jobs: a reviewer's hour is spent on whatever the queue holds), of one tenant's
+-- jobs or all, per reviewer and in total (the row whose reviewer_id GROUPING is 1).
+-- A decision's handling time runs from when the reviewer could have started on it to the
+-- decision: the later of the job entering the reviewed state (the job event of the
+-- decision's state_version) and the same reviewer's previous decision, on any job. The data
+-- records no "opened the job", so a first decision after a break counts the break while the
+-- job waited; the median is the figure to read. Fields corrected: the approved output's
+-- corrected fields (validation.review.corrected_fields); a rejection corrects nothing.
+WITH d AS (
+    SELECT r.reviewer_id, r.created_at,
+           greatest(entered.created_at, previous.created_at) AS started_at,
+           CASE WHEN r.decision = %(approved)s
+                     AND jsonb_typeof(r.validation -> 'review' -> 'corrected_fields') = 'array'
+                THEN jsonb_array_length(r.validation -> 'review' -> 'corrected_fields') ELSE 0 END AS corrected
+      FROM review_decisions r
+      JOIN extraction_jobs j ON j.id = r.job_id
+      LEFT JOIN job_events entered ON entered.job_id = r.job_id AND entered.state_version = r.state_version
+      LEFT JOIN LATERAL (
+          SELECT max(p.created_at) AS created_at FROM review_decisions p
+           WHERE p.reviewer_id = r.reviewer_id AND p.created_at < r.created_at
+      ) AS previous ON true
+     WHERE r.created_at >= %(since)s AND r.created_at < %(until)s
+       AND (%(tenant)s::uuid IS NULL OR j.tenant_id = %(tenant)s)
+)
+SELECT GROUPING(reviewer_id) = 1 AS total, reviewer_id, count(*), coalesce(sum(corrected), 0),
+       count(started_at),
+       percentile_cont(%(fractions)s::float8[])
+           WITHIN GROUP (ORDER BY extract(epoch FROM created_at - started_at)::float8)
+           FILTER (WHERE started_at IS NOT NULL)
+  FROM d
+ GROUP BY GROUPING SETS ((reviewer_id), ())
+ ORDER BY total DESC, count(*) DESC, reviewer_id

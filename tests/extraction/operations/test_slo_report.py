@@ -385,6 +385,7 @@ def test_the_json_shape_is_the_documented_one(db, window):
         "failures",
         "late",
         "review",
+        "reviewers",
         "accept_latency",
         "model_calls",
         "sections",
@@ -393,6 +394,15 @@ def test_the_json_shape_is_the_documented_one(db, window):
     assert set(report["window"]) == {"since", "until", "tenant", "as_of"}
     assert report["completion"]["sli"] is None and report["completion"]["denominator"] == 0
     assert report["review"]["turnaround_seconds"] == {"count": 0, "p50": None, "p95": None, "p99": None}
+    assert report["reviewers"] == {
+        "decisions": 0,
+        "reviewers": 0,
+        "decisions_per_hour": 0.0,
+        "seconds_per_decision": {"count": 0, "p50": None, "p95": None, "p99": None},
+        "fields_corrected": 0,
+        "fields_corrected_per_decision": None,
+        "by_reviewer": [],
+    }
 
 
 @pytest.mark.parametrize(
