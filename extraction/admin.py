@@ -20,7 +20,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import escape, format_html
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.admin_scoping import TenantScopedAdmin, has_role, staff_membership
@@ -562,6 +562,7 @@ class ReviewDecisionAdmin(TenantScopedAdmin):
         "state_version",
         "comment",
         "created_at",
+        "corrections",
         "pretty_before",
         "pretty_after",
         "pretty_validation",
@@ -575,6 +576,32 @@ class ReviewDecisionAdmin(TenantScopedAdmin):
     def overridden(self, decision: ReviewDecision) -> bool:
         return bool((decision.validation or {}).get("review", {}).get("override"))
 
+    @admin.display(description="corrections")
+    def corrections(self, decision: ReviewDecision) -> SafeString:
+        """Who changed which field from what to what, and what vouches for the new value."""
+        records = (decision.validation or {}).get("review", {}).get("corrections") or []
+        if not records:
+            return mark_safe("—")
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    r["field"],
+                    r["from"] if r["from"] is not None else "—",
+                    r["to"] if r["to"] is not None else "—",
+                    _vouched(r),
+                    r["reviewer"],
+                )
+                for r in records
+            ),
+        )
+        return format_html(
+            '<table id="review-corrections"><thead><tr><th>Field</th><th>From</th><th>To</th><th>Evidence</th>'
+            "<th>Reviewer</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
     @admin.display(description="before")
     def pretty_before(self, decision: ReviewDecision) -> SafeString:
         return _pretty(decision.before)
@@ -586,6 +613,15 @@ class ReviewDecisionAdmin(TenantScopedAdmin):
     @admin.display(description="validation")
     def pretty_validation(self, decision: ReviewDecision) -> SafeString:
         return _pretty(decision.validation)
+
+
+def _vouched(record: dict[str, Any]) -> str:
+    evidence = record.get("evidence")
+    if evidence:
+        return f"{record['evidenced_by']}: p.{evidence['page']} [{evidence['start']}:{evidence['end']}] «{evidence['quote']}»"
+    if record.get("reason"):
+        return f"{record['evidenced_by']}: {record['reason']}"
+    return str(record.get("evidenced_by", ""))
 
 
 def _pretty(value: Any) -> SafeString:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import subprocess
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from django.contrib.auth import get_user_model
 from PIL import Image
 
 from accounts.models import Membership, Role
-from extraction.models import ExtractionResult, JobState, ReviewDecision
+from extraction.models import ExtractionJob, ExtractionResult, JobState, ReviewDecision
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.browser.support import PASSWORD, log_in
 from tests.extraction.review.test_review import ELEKTRON, QUEUE_URL, _tenant_knowing_elektron, job_in_review
@@ -182,3 +183,120 @@ def test_a_review_driven_by_keyboard_on_a_pdf_with_the_gross_box_over_the_printe
         "reason": "",
         "reviewer": reviewer.username,
     }
+
+
+@pytest.fixture
+def two_jobs(transactional_db):
+    """Two Elektron jobs in one tenant's queue, the first received a minute before the second."""
+    tenant = _tenant_knowing_elektron()
+    first, second = (job_in_review(tenant, document_bytes=ELEKTRON.read_bytes()) for _ in range(2))
+    ExtractionJob.objects.filter(pk=second.pk).update(created_at=first.created_at + timedelta(minutes=1))
+    return first, second
+
+
+@pytest.fixture
+def queue_reviewer(two_jobs):
+    user = get_user_model().objects.create_user(
+        username=f"rev-{uuid.uuid4().hex[:8]}", password=PASSWORD, is_staff=True
+    )
+    Membership.objects.create(user=user, tenant=two_jobs[0].tenant, role=Role.REVIEWER)
+    return user
+
+
+SELECT_PRINTED = """([page, start, end]) => {
+    // A selection of the page text's characters [start, end), as a reviewer's drag makes it.
+    const view = document.querySelector(`.document-page[data-page='${page}']`);
+    view.closest("details").open = true;
+    const walker = document.createTreeWalker(view, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    let seen = 0;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const length = node.textContent.length;
+        if (seen <= start && start < seen + length) range.setStart(node, start - seen);
+        if (seen < end && end <= seen + length) range.setEnd(node, end - seen);
+        seen += length;
+    }
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    view.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+    return selection.toString();
+}"""
+
+
+def current_field(page) -> str | None:
+    return page.locator("tr.review-field.current").get_attribute("data-field")
+
+
+def browse_the_queue(base_url: str, first: uuid.UUID, second: uuid.UUID, user: Any) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    seen: dict[str, Any] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        try:
+            log_in(page, base_url, user)
+            first_url = f"{base_url}/admin/extraction/extractionjob/{first}/review/"
+            page.goto(first_url)
+            page.locator(".field-box[data-field='totals.net']").click()
+            seen["after_box_click"] = (current_field(page), page.evaluate("document.activeElement.dataset.field"))
+            page.locator("tr.review-field[data-field='supplier.iban'] td.trust").click()
+            iban_box = page.locator(".field-box[data-field='supplier.iban']")
+            seen["after_row_click"] = (current_field(page), "current" in (iban_box.get_attribute("class") or ""))
+            page.keyboard.press("a")
+            iban_row = page.locator("tr.review-field[data-field='supplier.iban']")
+            seen["after_accept"] = ("accepted" in (iban_row.get_attribute("class") or ""), current_field(page))
+            page.keyboard.press("Shift+R")
+            seen["after_reject_without_comment"] = (page.evaluate("document.activeElement.id"), page.url)
+            page.keyboard.press("Escape")
+            page.keyboard.press("n")
+            page.wait_for_url(f"{base_url}/admin/extraction/extractionjob/{second}/review/")
+
+            for _ in range(MAX_PRESSES):
+                page.keyboard.press("j")
+                if current_field(page) == GROSS:
+                    break
+            seen["selected_text"] = page.evaluate(SELECT_PRINTED, [2, 1494, 1500])  # the amount due's 300,00
+            gross_row = page.locator(f"tr.review-field[data-field='{GROSS}']")
+            seen["after_selection"] = (
+                gross_row.locator("input.field-value").input_value(),
+                gross_row.locator("input.field-evidence").input_value(),
+            )
+            page.keyboard.press("Shift+A")
+            page.wait_for_url(f"{base_url}{QUEUE_URL}")
+        finally:
+            context.close()
+            browser.close()
+    return seen
+
+
+def test_clicks_find_fields_and_boxes_a_selection_evidences_and_n_opens_the_next_job(
+    live_server, two_jobs, queue_reviewer
+):
+    first, second = two_jobs
+
+    seen = browse_the_queue(live_server.url, first.pk, second.pk, queue_reviewer)
+
+    assert seen["after_box_click"] == ("totals.net", "totals.net")  # the box's row, focused
+    assert seen["after_row_click"] == ("supplier.iban", True)  # the row's box, highlighted
+    assert seen["after_accept"][0] and seen["after_accept"][1] != "supplier.iban"
+    assert seen["after_reject_without_comment"] == (
+        "comment",
+        f"{live_server.url}/admin/extraction/extractionjob/{first.pk}/review/",
+    )
+    assert seen["selected_text"] == "300,00"
+    assert seen["after_selection"] == ("300.00", "2:1494:1500")
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.state == JobState.REVIEW_REQUIRED and not ReviewDecision.objects.filter(job_id=first.pk).exists()
+    assert second.state == JobState.SUCCEEDED
+    (record,) = ReviewDecision.objects.get(job_id=second.pk).validation["review"]["corrections"]
+    assert (record["evidenced_by"], record["to"]) == ("selected", "300.00")
+    assert (record["evidence"]["start"], record["evidence"]["end"], record["evidence"]["quote"]) == (
+        1494,
+        1500,
+        "300,00",
+    )

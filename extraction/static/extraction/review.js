@@ -9,7 +9,8 @@
 // A correction is evidenced by selecting printed text in a page's text view: the selection
 // becomes the current field's value, and its page/start/end go to the hidden evidence:<path>
 // input the server checks against the stored document text. The offsets count characters of
-// the page's text: the view holds exactly that text (marks only wrap parts of it).
+// the page's text: the view holds exactly that text (marks only wrap parts of it). An amount
+// is typed the way the output holds it ("1234.50"), whatever the page prints ("1.234,50").
 (function () {
   "use strict";
   const form = document.getElementById("review-form");
@@ -34,6 +35,19 @@
     const marked = byField(".field-box", fieldOf(row)).concat(byField("mark.evidence", fieldOf(row)));
     marked.forEach((el) => el.classList.add("current"));
     if (scrollBox && marked.length) marked[0].scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+
+  // The selected printed number as the output writes it, when the field's value is a decimal
+  // number ("300.00"): separators dropped, the decimal separator being the one followed by as
+  // many digits as the value has decimals. Anything else (an integer-looking invoice number
+  // too) is taken as selected.
+  function asOutputValue(printed, original) {
+    const number = /^-?\d+\.(\d+)$/.exec(original || "");
+    const digits = printed.replace(/[\s'\u2019]/g, "");
+    if (!number || !/^-?\d[\d.,]*$/.test(digits)) return printed;
+    const separator = Math.max(digits.lastIndexOf(","), digits.lastIndexOf("."));
+    if (separator < 0 || digits.length - separator - 1 !== number[1].length) return printed;
+    return digits.slice(0, separator).replace(/[.,]/g, "") + "." + digits.slice(separator + 1);
   }
 
   function markChanged(row) {
@@ -92,7 +106,7 @@
       const quote = raw.trim();
       if (!quote) return;
       const row = rows[current];
-      valueInput(row).value = quote;
+      valueInput(row).value = asOutputValue(quote, valueInput(row).dataset.original);
       row.querySelector("input.field-evidence").value = `${view.dataset.page}:${start}:${start + quote.length}`;
       row.classList.add("evidenced");
       markChanged(row);

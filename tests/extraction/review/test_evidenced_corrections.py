@@ -138,3 +138,27 @@ def test_the_admin_form_carries_the_selection_and_the_reason(elektron_buyer):
     records = {r["field"]: r for r in ReviewDecision.objects.get(job_id=job.pk).validation["review"]["corrections"]}
     assert (records["totals.gross"]["evidenced_by"], records["totals.gross"]["evidence"]["start"]) == ("selected", 1494)
     assert records["invoice_number"]["reason"] == "typo in the printed number"
+
+
+def test_the_audit_log_shows_who_changed_what_from_what(elektron_buyer):
+    job = job_in_review(elektron_buyer)
+    reviewer = staff(elektron_buyer, name=f"rita-{job.pk.hex[:6]}")
+    review.approve_review(
+        job_id=job.pk,
+        reviewer=reviewer,
+        seen_state_version=job.state_version,
+        corrections={"totals.gross": "300.00", "invoice_number": "<b>R-4711</b>"},
+        support={"invoice_number": review.CorrectionSupport(reason="typo on the print")},
+    )
+    decision = ReviewDecision.objects.get(job_id=job.pk)
+
+    body = logged_in(reviewer).get(f"/admin/extraction/reviewdecision/{decision.pk}/change/").content.decode()
+
+    assert (
+        "<tr><td>invoice_number</td><td>181301674</td><td>&lt;b&gt;R-4711&lt;/b&gt;</td>"
+        f"<td>reason: typo on the print</td><td>{reviewer.username}</td></tr>"
+    ) in body
+    assert (
+        "<tr><td>totals.gross</td><td>3000.00</td><td>300.00</td>"
+        f"<td>found: p.2 [1353:1359] «300,00»</td><td>{reviewer.username}</td></tr>"
+    ) in body

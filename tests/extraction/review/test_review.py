@@ -93,12 +93,15 @@ def job_in_review(
     document = make_document(
         tenant, content=document_bytes or b"%PDF-1.7 " + uuid.uuid4().hex.encode(), filename="invoice.pdf"
     )
-    ExtractedText.objects.create(
+    # The same bytes twice in one tenant are one stored document, read once.
+    ExtractedText.objects.get_or_create(
         document=document,
-        pages=list(document_text.pages),
-        source=document_text.source,
-        einvoice_page=document_text.einvoice_page,
-        geometry=geometry_to_json(document_text.geometry),
+        defaults={
+            "pages": list(document_text.pages),
+            "source": document_text.source,
+            "einvoice_page": document_text.einvoice_page,
+            "geometry": geometry_to_json(document_text.geometry),
+        },
     )
     return make_job(
         tenant,
