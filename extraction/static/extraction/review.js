@@ -116,6 +116,8 @@
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
+    // A focused button or link keeps its own keys: Enter on "Approve" approves, not "edit".
+    if (target instanceof HTMLButtonElement || target instanceof HTMLAnchorElement) return;
     const editing = target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement;
     if (editing) {
       const inField = target.classList.contains("field-value") || target.classList.contains("reason");
