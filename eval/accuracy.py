@@ -67,6 +67,7 @@ from extraction.providers.builtin import extract_invoice  # noqa: E402
 from extraction.providers.einvoice import answer_from_einvoice  # noqa: E402
 from extraction.providers.quoted_answer import ANSWER_FORMATS  # noqa: E402
 from extraction.providers.structured_output import DIALECTS  # noqa: E402
+from extraction.validation.derivation import Derivation, derive_missing  # noqa: E402
 from extraction.validation.evidence import relocate_evidence, with_boxes  # noqa: E402
 from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource, Sources  # noqa: E402
 from extraction.validation.policy import (  # noqa: E402
@@ -453,6 +454,7 @@ def validate(
     allowed: list[str] | None = None,
     *,
     source: ReadingSource | Sources = ReadingSource.RULES,
+    derived: dict[str, Derivation] | None = None,
 ) -> ValidationOutcome:
     invoice = parse_invoice(json.dumps(output), schema=output.get("schema", "invoice.v1"))
     return check_invoice(
@@ -462,6 +464,7 @@ def validate(
         overrides={},
         master=directory.master_for(output),
         sources=(source,) if isinstance(source, ReadingSource) else source,
+        derived=derived,
     )
 
 
@@ -585,6 +588,8 @@ class Answer:
     provider: str = ""  # "einvoice" when the structured path answered
     # rules_and_model: the two readings made one (never written to an answers log)
     together: ReadTogether | None = None
+    # The totals filled in by rule, as the worker fills them (extraction.validation.derivation)
+    derived: dict[str, Derivation] | None = None
 
 
 Extractor = Callable[[int, Case, DocumentText], Answer]
@@ -746,7 +751,9 @@ def run_extraction(
     already read; ``progress`` names the extractor on a stderr line per document; ``concurrency``
     calls at once (a local server's slots)."""
     texts = documents if documents is not None else [case.load() for case in cases]
-    answers = _answer_all(cases, texts, extractor, concurrency=concurrency, progress=progress)
+    answers = [
+        _derived(answer) for answer in _answer_all(cases, texts, extractor, concurrency=concurrency, progress=progress)
+    ]
     per_field: dict[str, Score] = defaultdict(Score)
     per_source: dict[str, Score] = defaultdict(Score)
     rows = []
@@ -785,10 +792,11 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
         directory = _directory(case)
         if answer.together is not None:
             outcome = judged_together(
-                validate(output, document, directory, source=answer.together.sources), answer.together
+                validate(output, document, directory, source=answer.together.sources, derived=answer.derived),
+                answer.together,
             )
         else:
-            outcome = validate(output, document, directory, source=_reading_source(answer))
+            outcome = validate(output, document, directory, source=_reading_source(answer), derived=answer.derived)
         row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
         row["trust"] = field_calibration(case, output, outcome.fields)
         row["evidence_boxes"] = _boxed_evidence(output, document)
@@ -817,6 +825,17 @@ def _boxed_evidence(output: dict[str, Any], document: DocumentText) -> dict[str,
         counts[kind]["evidence"] += 1
         counts[kind]["boxed"] += bool(evidence.boxes)
     return dict(counts)
+
+
+def _derived(answer: Answer) -> Answer:
+    """The answer as the worker judges and stores it: with what its totals state filled in."""
+    if answer.output is None:
+        return answer
+    schema = answer.output.get("schema", "invoice.v1")
+    invoice, derived = derive_missing(parse_invoice(json.dumps(answer.output), schema=schema))
+    if not derived:
+        return answer
+    return dataclasses.replace(answer, output=invoice.to_json_dict(), derived=derived)
 
 
 def _directory(case: Case) -> Directory:

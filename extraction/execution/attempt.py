@@ -46,6 +46,7 @@ from extraction.providers.builtin import extract_invoice
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
 from extraction.validation.cross_check import judged_with_model
+from extraction.validation.derivation import derive_missing
 from extraction.validation.evidence import relocate_evidence, with_boxes
 from extraction.validation.fields import ReadingSource, Sources
 from extraction.validation.policy import ValidationOutcome, validate_extraction
@@ -368,6 +369,9 @@ def _judge_and_complete(
     # completion wins only if that revision is still the tenant's: if the policy changed
     # meanwhile, the answer is judged again by the policy as it is now (no model call).
     revision = claim.policy_revision
+    # What the invoice states without printing it (an amount due from gross and prepaid): filled
+    # in by rule, judged as derived, never asked of the model.
+    invoice, derived = derive_missing(invoice)
     for _ in range(POLICY_REJUDGE_LIMIT):
         verdict = read_after_model_call(
             functools.partial(
@@ -378,6 +382,7 @@ def _judge_and_complete(
                 policy_revision=revision,
                 sources=sources,
                 omitted_from_v1=omitted_from_v1,
+                derived=derived,
             )
         ).with_relocated(relocated)
         if elements is not None:

@@ -34,6 +34,7 @@ from extraction.execution import lifecycle
 from extraction.intake.geometry import boxes_for, geometry_from_json
 from extraction.intake.text import DocumentText
 from extraction.models import ExtractedText, ExtractionJob, ExtractionResult, JobState
+from extraction.validation.derivation import derive_missing
 from extraction.validation.evidence import find_quote, printed_numbers
 from extraction.validation.policy import validate_extraction
 from extraction.validation.schema import InvoiceOutputError, parse_invoice
@@ -326,9 +327,20 @@ def approve_review(
             ["correction_unevidenced"],
         )
     audit = [record for record in records.values() if record is not None]
+    # A value the first judgement derived by rule (an amount due from gross and prepaid) is
+    # derived again from the values as corrected, unless the reviewer typed it.
+    stored = result.validation.get("fields") or {}
+    rederived = {path: None for path, entry in stored.items() if entry.get("rule") and path not in changed}
     try:
         after = apply_corrections(before, changed, evidence={r["field"]: r["evidence"] for r in audit})
-        invoice = parse_invoice(json.dumps(after), schema=job.schema)
+        invoice, derived = derive_missing(
+            parse_invoice(json.dumps(apply_corrections(after, rederived)), schema=job.schema)
+        )
+        for path in derived:  # totals only (extraction.validation.derivation); printed nowhere
+            after["totals"][path.removeprefix("totals.")] = {
+                "value": _current_value(invoice.to_json_dict(), path),
+                "evidence": None,
+            }
     except KeyError as error:
         return ReviewResult(REFUSED, f"There is no field {error.args[0]!r} to correct.", ["correction_invalid"])
     except InvoiceOutputError as error:
@@ -341,7 +353,8 @@ def approve_review(
         tenant_id=job.tenant_id,
         attested_fields=frozenset(changed),
         # Who gave each value the reviewer left as it was: what the first judgement recorded.
-        sources={path: entry["sources"] for path, entry in (result.validation.get("fields") or {}).items()},
+        sources={path: entry["sources"] for path, entry in stored.items()},
+        derived=derived,
     ).with_relocated(
         relocation["field"]
         for relocation in result.validation.get("evidence_relocated") or ()

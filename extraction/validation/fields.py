@@ -8,8 +8,8 @@ path as the checks name it (``invoice_number``, ``totals.gross``, ``lines[0].net
 - ``verified``: its quote is printed at its evidence (or a reviewer typed it) and every check
   that read it passed; an e-invoice's value is quoted from its printed XML page, so it is the
   element's own value (``element`` names it);
-- ``derived``: computed from other fields by a stated rule (not produced yet: no reading
-  computes a value today);
+- ``derived``: printed nowhere, computed from trusted fields by the stated ``rule``
+  (extraction.validation.derivation: amount due from gross and prepaid, tax from gross and net);
 - ``conflicting``: two readings of the document disagree about it;
 - ``unverified``: a check that read it failed, or its evidence was not looked for (the tenant
   switched the evidence check off);
@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from extraction.validation.derivation import Derivation
 
 
 class FieldStatus(StrEnum):
@@ -76,18 +78,24 @@ def field_trust(
     *,
     sources: Sources,
     attested: frozenset[str] = frozenset(),
+    derived: Mapping[str, Derivation] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each field's trust, in the order of ``claimed`` ((path, whether it holds a value)).
 
     ``sources`` is the reading every value came from, or per path what an earlier judgement
     recorded (a review decision judges the stored answer again); ``attested`` paths were typed
-    by a reviewer."""
+    by a reviewer; ``derived`` values were computed by a rule (extraction.validation.derivation)
+    and are as good as the fields they read."""
+    derived = derived or {}
     fields: dict[str, dict[str, Any]] = {}
     for path, has_value in claimed:
         failing = [check for check in judged if check.status == _FAILED and path in check.blames]
         if not has_value:
             if failing:
                 fields[path] = _entry(FieldStatus.MISSING, path, failing, judged, sources=[])
+            continue
+        if path in derived:
+            fields[path] = {}  # judged below, once the fields it reads are
             continue
         if failing:
             status = FieldStatus.UNVERIFIED
@@ -97,6 +105,15 @@ def field_trust(
             status = FieldStatus.UNVERIFIED  # the evidence check is off: no one looked
         given = [ReadingSource.REVIEWER] if path in attested else _sources_of(path, sources)
         fields[path] = _entry(status, path, failing, judged, sources=given)
+    for path, derivation in derived.items():
+        if path not in fields:
+            continue
+        failing = [check for check in judged if check.status == _FAILED and path in check.blames]
+        inputs = [fields.get(name) or {} for name in derivation.inputs]
+        trusted = all(entry.get("status") in TRUSTED for entry in inputs)
+        status = FieldStatus.DERIVED if trusted and not failing else FieldStatus.UNVERIFIED
+        given = list(dict.fromkeys(source for entry in inputs for source in entry.get("sources", [])))
+        fields[path] = {**_entry(status, path, failing, judged, sources=given), "rule": derivation.rule}
     return fields
 
 
@@ -179,4 +196,5 @@ def _entry(
         "failed": [check.name for check in failing],
         "relocated": False,
         "element": None,
+        "rule": None,  # a derived value's rule
     }

@@ -73,6 +73,7 @@ from config import tracing
 from config.db import prepared_cursor
 from config.sql import load_statements
 from extraction.intake.text import DocumentText
+from extraction.validation.derivation import Derivation
 from extraction.validation.evidence import printed_numbers, quote_supports
 from extraction.validation.fields import (
     JudgedCheck,
@@ -288,6 +289,7 @@ def validate_extraction(
     policy_revision: int | None = None,
     sources: Sources = (),
     omitted_from_v1: Mapping[str, str] | None = None,
+    derived: Mapping[str, Derivation] | None = None,
 ) -> ValidationOutcome:
     """Judge an extraction by the policy, with the tenant's currencies, overrides and suppliers
     as they are now (one query), or as this process read them under ``policy_revision`` (no
@@ -311,6 +313,7 @@ def validate_extraction(
                 attested_fields=attested_fields,
                 sources=sources,
                 omitted_from_v1=omitted_from_v1,
+                derived=derived,
             ),
             tenant_policy_revision=policy.revision,
         )
@@ -388,14 +391,16 @@ def check_invoice(
     attested_fields: frozenset[str] = frozenset(),
     sources: Sources = (),
     omitted_from_v1: Mapping[str, str] | None = None,
+    derived: Mapping[str, Derivation] | None = None,
 ) -> ValidationOutcome:
     """The policy as a pure function of its inputs (no database): what validate_extraction
     runs, and what the accuracy harness runs with master data of its own. ``omitted_from_v1``
     is an e-invoice's ``allowance_total`` and ``charge_total`` that an invoice.v1 answer of it
-    has no place for (extraction.providers.einvoice)."""
+    has no place for (extraction.providers.einvoice); ``derived`` are the values
+    extraction.validation.derivation computed (no evidence: the evidence checks skip them)."""
     severities = effective_severities(overrides)
     allowed = frozenset(str(code).strip().upper() for code in allowed_currencies)
-    facts = _Facts(invoice, document, allowed, master, attested_fields, omitted_from_v1 or {})
+    facts = _Facts(invoice, document, allowed, master, attested_fields, omitted_from_v1 or {}, derived or {})
     checks: list[dict[str, Any]] = []
     judged: list[JudgedCheck] = []
     reasons: list[str] = []
@@ -430,6 +435,7 @@ def check_invoice(
             judged,
             sources=sources,
             attested=attested_fields,
+            derived=derived,
         ),
     )
 
@@ -449,8 +455,10 @@ class _Facts:
         master: MasterData,
         attested: frozenset[str],
         omitted_from_v1: Mapping[str, str],
+        derived: Mapping[str, Derivation],
     ) -> None:
         self.invoice = invoice
+        self.derived = derived  # printed nowhere: the evidence checks skip them
         self.document = document
         self.allowed_currencies = allowed
         self.master = master
@@ -934,9 +942,10 @@ def _check_vat_id_format(f: _Facts) -> _Result:
 
 
 def _evidenced(f: _Facts) -> Iterable[tuple[str, FieldValue, str]]:
-    """Fields that claim a value a reviewer did not attest: (path, field, the claimed value)."""
+    """Fields that claim a value a reviewer did not attest and no rule derived: (path, field,
+    the claimed value)."""
     for path, value in f.fields:
-        if value.value is not None and path not in f.attested:
+        if value.value is not None and path not in f.attested and path not in f.derived:
             yield path, value, value.value
 
 

@@ -5,11 +5,13 @@ as a pure function (no database)."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from extraction.intake.text import DocumentText
+from extraction.validation.derivation import derive_missing
 from extraction.validation.fields import ReadingSource, untrusted_blocking
 from extraction.validation.policy import MasterData, SupplierRecord, ValidationOutcome, check_invoice
 from extraction.validation.schema import parse_invoice_v1
@@ -75,6 +77,7 @@ def test_every_claimed_field_of_a_correct_answer_is_verified_with_the_checks_tha
         "failed": [],
         "relocated": False,
         "element": None,  # an e-invoice's value names the XML element it was read from
+        "rule": None,  # a derived value names its rule
     }
     assert outcome.fields["lines[0].net_amount"]["checks"] == [
         "field_types",
@@ -216,3 +219,62 @@ def test_a_job_goes_to_review_exactly_when_a_blocking_field_is_not_trusted(relat
 
     assert outcome.review_required is bool(untrusted_blocking(outcome.fields)), (outcome.reasons, outcome.fields)
     assert outcome.review_required is (broken is not None)
+
+
+# --- derived: what an invoice states without printing it ------------------------------------------
+
+
+def judge_derived(output: dict[str, Any], document: DocumentText, **kwargs: Any) -> ValidationOutcome:
+    invoice, derived = derive_missing(parse_invoice_v1(json.dumps(output)))
+    return check_invoice(
+        invoice=invoice,
+        document=document,
+        allowed_currencies=["EUR", "NOK", "DKK", "SEK"],
+        overrides={"vat_id_format": "off", "iban_checksum": "off", **kwargs.pop("overrides", {})},
+        master=NO_MASTER_DATA,
+        sources=(ReadingSource.MODEL,),
+        derived=derived,
+        **kwargs,
+    )
+
+
+def test_an_amount_due_printed_nowhere_is_derived_from_gross_and_prepaid():
+    document, truth = xml_case(NORWAY)  # prepaid 1000
+    due = truth["totals"]["amount_due"]["value"]
+
+    outcome = judge_derived(changed(truth, "totals.amount_due", None, None), document)
+
+    assert outcome.review_required is False, outcome.failed()
+    entry = outcome.fields["totals.amount_due"]
+    assert (entry["status"], entry["rule"], entry["sources"], entry["blocking"]) == (
+        "derived",
+        "amount_due = gross − prepaid",
+        ["model"],
+        True,
+    )
+    invoice, _ = derive_missing(parse_invoice_v1(json.dumps(changed(truth, "totals.amount_due", None, None))))
+    assert Decimal(invoice.totals.amount_due.value) == Decimal(due)
+    # Without the rule the same answer goes to review for a value nobody needs to read.
+    assert judge(changed(truth, "totals.amount_due", None, None), document).reasons[-1] == "required_field_missing"
+
+
+def test_a_value_derived_from_a_doubted_one_is_not_trusted():
+    document, truth = xml_case(NORWAY)
+    wrong = changed(changed(truth, "totals.amount_due", None, None), "totals.gross", "99999.00")
+
+    outcome = judge_derived(wrong, document)
+
+    assert outcome.review_required is True
+    assert outcome.fields["totals.gross"]["status"] == "unverified"
+    entry = outcome.fields["totals.amount_due"]
+    assert (entry["status"], entry["blocking"], entry["rule"]) == ("unverified", False, "amount_due = gross − prepaid")
+
+
+def test_a_tax_withheld_with_its_evidence_is_not_derived():
+    document, output = pdf_case(ELEKTRON)
+
+    outcome = judge_derived(changed(output, "totals.tax", None), document)
+
+    # Read as 0, the absent tax fails the sums too; the withheld value is what review is for.
+    assert outcome.reasons == ["tax_by_rate_mismatch", "totals_sum_mismatch", "field_value_withheld"]
+    assert (outcome.fields["totals.tax"]["status"], outcome.fields["totals.tax"]["rule"]) == ("missing", None)
