@@ -70,7 +70,7 @@ def test_evidence_column_never_overlaps_the_document_text_at_1280(live_server, j
 
     column = page.locator(".review-fields").bounding_box()
     document = page.locator(".document-page").first.bounding_box()
-    cells = page.locator(".review-fields tbody td:nth-child(3)").evaluate_all(
+    cells = page.locator(".review-fields tbody td.evidence").evaluate_all(
         """cells => cells.map(c => {
             const r = c.getBoundingClientRect();
             return {text: c.innerText.slice(0, 80), x: r.x, width: r.width,
