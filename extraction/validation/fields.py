@@ -65,8 +65,9 @@ class JudgedCheck:
     name: str
     status: str  # "passed", "failed" or "skipped"
     blocking: bool
-    reads: tuple[str, ...]
-    blames: tuple[str, ...]
+    # Sets: every field of an answer is looked up in every check's (a judgement per job).
+    reads: frozenset[str]
+    blames: frozenset[str]
 
 
 Sources = Sequence[ReadingSource] | Mapping[str, Sequence[str]]
@@ -87,33 +88,45 @@ def field_trust(
     by a reviewer; ``derived`` values were computed by a rule (extraction.validation.derivation)
     and are as good as the fields they read."""
     derived = derived or {}
+    # One pass over the checks (a judgement per job): who read each field, who failed it.
+    reading: dict[str, list[JudgedCheck]] = {}
+    failing: dict[str, list[JudgedCheck]] = {}
+    located: frozenset[str] = frozenset()
+    for check in judged:
+        for path in check.reads:
+            reading.setdefault(path, []).append(check)
+        if check.status == _FAILED:
+            for path in check.blames:
+                failing.setdefault(path, []).append(check)
+        if check.name == EVIDENCE_LOCATED_BY:
+            located = check.reads - check.blames
     fields: dict[str, dict[str, Any]] = {}
     for path, has_value in claimed:
-        failing = [check for check in judged if check.status == _FAILED and path in check.blames]
+        doubted, read = failing.get(path, []), reading.get(path, [])
         if not has_value:
-            if failing:
-                fields[path] = _entry(FieldStatus.MISSING, path, failing, judged, sources=[])
+            if doubted:
+                fields[path] = _entry(FieldStatus.MISSING, read, doubted, sources=[])
             continue
         if path in derived:
             fields[path] = {}  # judged below, once the fields it reads are
             continue
-        if failing:
+        if doubted:
             status = FieldStatus.UNVERIFIED
-        elif path in attested or _located(path, judged):
+        elif path in attested or path in located:
             status = FieldStatus.VERIFIED
         else:
             status = FieldStatus.UNVERIFIED  # the evidence check is off: no one looked
         given = [ReadingSource.REVIEWER] if path in attested else _sources_of(path, sources)
-        fields[path] = _entry(status, path, failing, judged, sources=given)
+        fields[path] = _entry(status, read, doubted, sources=given)
     for path, derivation in derived.items():
         if path not in fields:
             continue
-        failing = [check for check in judged if check.status == _FAILED and path in check.blames]
+        doubted = failing.get(path, [])
         inputs = [fields.get(name) or {} for name in derivation.inputs]
         trusted = all(entry.get("status") in TRUSTED for entry in inputs)
-        status = FieldStatus.DERIVED if trusted and not failing else FieldStatus.UNVERIFIED
+        status = FieldStatus.DERIVED if trusted and not doubted else FieldStatus.UNVERIFIED
         given = list(dict.fromkeys(source for entry in inputs for source in entry.get("sources", [])))
-        fields[path] = {**_entry(status, path, failing, judged, sources=given), "rule": derivation.rule}
+        fields[path] = {**_entry(status, reading.get(path, []), doubted, sources=given), "rule": derivation.rule}
     return fields
 
 
@@ -166,10 +179,6 @@ def untrusted_blocking(fields: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [path for path, entry in fields.items() if entry["blocking"] and entry["status"] not in TRUSTED]
 
 
-def _located(path: str, judged: Sequence[JudgedCheck]) -> bool:
-    return any(check.name == EVIDENCE_LOCATED_BY and path in check.reads for check in judged)
-
-
 def _sources_of(path: str, sources: Sources) -> list[str]:
     if isinstance(sources, Mapping):
         return list(sources.get(path, ()))
@@ -178,13 +187,11 @@ def _sources_of(path: str, sources: Sources) -> list[str]:
 
 def _entry(
     status: FieldStatus,
-    path: str,
+    reading: Sequence[JudgedCheck],
     failing: Sequence[JudgedCheck],
-    judged: Sequence[JudgedCheck],
     *,
     sources: Sequence[str],
 ) -> dict[str, Any]:
-    reading = [check for check in judged if path in check.reads]
     # Trusted: blocking when a blocking check vouched for it (its status decides, should the
     # value change); in doubt: blocking when a blocking check put it there.
     blocking = any(check.blocking for check in (reading if status in TRUSTED else failing))

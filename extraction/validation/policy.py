@@ -421,7 +421,9 @@ def check_invoice(
                 "detail": result.detail,
             }
         )
-        judged.append(JudgedCheck(name, result.status, severity == BLOCKING, result.reads, result.blames))
+        judged.append(
+            JudgedCheck(name, result.status, severity == BLOCKING, frozenset(result.reads), frozenset(result.blames))
+        )
         if result.status == FAILED and severity == BLOCKING and result.reason and result.reason not in reasons:
             reasons.append(result.reason)
     return ValidationOutcome(
