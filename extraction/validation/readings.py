@@ -12,11 +12,17 @@ Field by field (the paths of :meth:`InvoiceV1.fields`):
 - one left it null: the other's node, with its source alone;
 - they differ: each reading is first judged on its own by the tenant's policy; the value that
   is ``verified`` in its own judgement while the other is not wins (``resolved``); otherwise the
-  model's value stays and the field is ``conflicting`` (``readings_agree`` fails, blocking).
+  field is ``conflicting`` (``readings_agree`` fails, blocking) and the rules' value is the one
+  kept for the reviewer to confirm or correct.
 
 Line items are compared position by position when both readings found as many lines. When the
 counts differ, positions mean nothing: the block of lines whose every value its own judgement
-verified is taken whole (the model's if both or neither are), and its lines are that reading's.
+verified is taken whole, and its lines are that reading's; if both or neither are, the rules'.
+
+Where nothing settles a disagreement, the rules win because they are exact where they find
+something: on 60 corpus documents (eval/accuracy.py --provider local --sample 60) their
+precision was 97–100 % on every header field and total and 88–100 % on line fields, a 1.5B local
+model's 64–100 % and 66–86 %.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from typing import Any
 from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource
 from extraction.validation.policy import BLOCKING, FAILED, PASSED, ValidationOutcome
 from extraction.validation.schema import InvoiceV1
+from extraction.validation.suppliers import comparable_name
 
 CHECK = "readings_agree"
 REASON = "rules_and_model_disagree"
@@ -110,7 +117,9 @@ def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadToget
                 sources[path] = [ReadingSource.MODEL.value]
                 resolved.append({**reading, "kept": ReadingSource.MODEL.value})
             else:
-                sources[path] = [ReadingSource.MODEL.value]
+                # Nothing settles it: the reviewer sees the rules' value, the more precise reader's.
+                if not take_rules(path):
+                    sources[path] = [ReadingSource.MODEL.value]
                 differing.append(reading)
     check = {
         "check": CHECK,
@@ -154,6 +163,9 @@ def same_value(path: str, first: str, second: str) -> bool:
             pass
     if leaf in ("iban", "vat_id", "invoice_number"):
         return re.sub(r"\s", "", first).upper() == re.sub(r"\s", "", second).upper()
+    if leaf == "name":
+        # As the master-data check compares names: punctuation and case do not identify a party.
+        return comparable_name(first) == comparable_name(second)
     return " ".join(first.split()).casefold() == " ".join(second.split()).casefold()
 
 
@@ -181,9 +193,11 @@ def _line_block(
     same number, compared position by position)."""
     if len(rules.lines) == len(model.lines):
         return None
-    rules_clean = bool(rules.lines) and _all_trusted(rules_trust, "lines[")
-    model_clean = bool(model.lines) and _all_trusted(model_trust, "lines[")
-    return ReadingSource.RULES if rules_clean and not model_clean else ReadingSource.MODEL
+    if not rules.lines or not model.lines:
+        return ReadingSource.RULES if rules.lines else ReadingSource.MODEL
+    rules_clean = _all_trusted(rules_trust, "lines[")
+    model_clean = _all_trusted(model_trust, "lines[")
+    return ReadingSource.MODEL if model_clean and not rules_clean else ReadingSource.RULES
 
 
 def _all_trusted(trust: dict[str, Any], prefix: str) -> bool:
