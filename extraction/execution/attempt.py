@@ -131,15 +131,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
             )
         if answer.source is ReadingSource.MODEL and _reads_with_rules(claim):
             return _complete_read_together(claim, answer, call.read, document)
-        return _judge_and_complete(
-            claim,
-            answer.invoice,
-            document,
-            extra=answer.extra,
-            report=answer.report,
-            sources=(answer.source,),
-            relocated=answer.relocated,
-        )
+        return _complete_alone(claim, answer, document)
     finally:
         rt.untrack(claim)
 
@@ -293,6 +285,19 @@ def _parse_and_relocate(claim: Claim, call: ModelCall, response: ProviderRespons
     )
 
 
+def _complete_alone(claim: Claim, answer: Answer, document: DocumentText) -> AttemptResult:
+    """The provider's answer judged on its own (the rules' or a model's)."""
+    return _judge_and_complete(
+        claim,
+        answer.invoice,
+        document,
+        extra=answer.extra,
+        report=answer.report,
+        sources=(answer.source,),
+        relocated=answer.relocated,
+    )
+
+
 def _reads_with_rules(claim: Claim) -> bool:
     # extraction.E001 (extraction/apps.py) names a mistyped mode at start; here it raises.
     mode = ReadingMode(settings.MODEL_POLICIES[claim.model_policy].get("reading", ReadingMode.MODEL))
@@ -308,15 +313,7 @@ def _complete_read_together(claim: Claim, answer: Answer, read: DocumentText, do
         logger.exception(
             "the rules could not read the document: the model's answer is judged alone", extra=claim.log_extra()
         )
-        return _judge_and_complete(
-            claim,
-            answer.invoice,
-            document,
-            extra=answer.extra,
-            report=answer.report,
-            sources=(answer.source,),
-            relocated=answer.relocated,
-        )
+        return _complete_alone(claim, answer, document)
 
     def judge(invoice: InvoiceV1, source: ReadingSource) -> ValidationOutcome:
         return read_after_model_call(

@@ -14,7 +14,6 @@ rule by the arithmetic checks instead.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -70,7 +69,7 @@ def derive_missing(invoice: InvoiceV1) -> tuple[InvoiceV1, dict[str, Derivation]
     data = invoice.to_json_dict()
     for path, (value, _) in derived.items():
         data["totals"][path.removeprefix("totals.")] = {"value": str(value), "evidence": None}
-    filled = type(invoice).model_validate(json.loads(json.dumps(data)), by_alias=True)
+    filled = type(invoice).model_validate(data, by_alias=True)
     return filled, {path: derivation for path, (_, derivation) in derived.items()}
 
 

@@ -87,7 +87,7 @@ def relocate_evidence(invoice: InvoiceV1, document: DocumentText) -> tuple[Invoi
             continue
         page, start, end = found
         quote = document.pages[page - 1][start:end]
-        _node(data, path)["evidence"] = {"page": page, "start": start, "end": end, "quote": quote}
+        node_at(data, path)["evidence"] = {"page": page, "start": start, "end": end, "quote": quote}
         relocations.append(
             Relocation(path, (evidence.page, evidence.start, evidence.end), found, quote != evidence.quote)
         )
@@ -134,7 +134,8 @@ def _whitespace_insensitive(quote: str) -> str:
     return r"\s+".join(re.escape(word) for word in quote.split())
 
 
-def _node(data: dict[str, Any], path: str) -> dict[str, Any]:
+def node_at(data: dict[str, Any], path: str) -> dict[str, Any]:
+    """The field node at a check's path (``"lines[2].net_amount"``) in an answer as JSON."""
     node: Any = data
     for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
         node = node[int(part[1:-1])] if part.startswith("[") else node[part]

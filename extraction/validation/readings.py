@@ -19,10 +19,10 @@ Line items are compared position by position when both readings found as many li
 counts differ, positions mean nothing: the block of lines whose every value its own judgement
 verified is taken whole, and its lines are that reading's; if both or neither are, the rules'.
 
-Where nothing settles a disagreement, the rules win because they are exact where they find
-something: on 60 corpus documents (eval/accuracy.py --provider local --sample 60) their
-precision was 97–100 % on every header field and total and 88–100 % on line fields, a 1.5B local
-model's 64–100 % and 66–86 %.
+Where nothing settles a disagreement, the rules win because they were the more precise reader
+on every field: on 60 corpus documents (eval/accuracy.py --provider local --sample 60) their
+precision was 100 % on 10 of 13 header fields and totals (supplier name 96 %, VAT id 98 %, due
+date 74 %) and 88–100 % on line fields; a 1.5B local model's 64–100 % and 66–86 %.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any
 
+from extraction.validation.evidence import node_at
 from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource
 from extraction.validation.policy import BLOCKING, FAILED, PASSED, ValidationOutcome
 from extraction.validation.schema import InvoiceV1
@@ -82,7 +83,7 @@ def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadToget
 
     def take_rules(path: str) -> bool:
         try:
-            _node(data, path).update(_node(rules_data, path))
+            node_at(data, path).update(node_at(rules_data, path))
         except (KeyError, IndexError):
             return False  # a list item (an allowance) only the rules have: the model's shape stays
         sources[path] = [ReadingSource.RULES.value]
@@ -215,10 +216,3 @@ def _is_line(path: str) -> bool:
 def _value(values: dict[str, Any], path: str) -> str | None:
     field = values.get(path)
     return None if field is None else field.value
-
-
-def _node(data: dict[str, Any], path: str) -> dict[str, Any]:
-    node: Any = data
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
-        node = node[int(part[1:-1])] if part.startswith("[") else node[part]
-    return node
