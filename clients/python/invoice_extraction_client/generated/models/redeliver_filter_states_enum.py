@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class RedeliverFilterStatesEnum(StrEnum):
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+
+class V1WebhookDeliveriesRedeliverResponse413Type(StrEnum):
+    VALUE_0 = "/problems/payload-too-large"
+
+    def __str__(self) -> str:
+        return str(self.value)
