@@ -19,6 +19,7 @@ from extraction.einvoice.model import (
     Read,
     TaxSubtotal,
     Totals,
+    items_and_layout,
 )
 
 CII = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
@@ -125,6 +126,9 @@ def read_cii(doc: Elements) -> EInvoice:
     root = doc.root
     document = doc.find(root, "ExchangedDocument")
     transaction = doc.find(root, "SupplyChainTradeTransaction")
+    items, layout = items_and_layout(
+        _line(doc, item) for item in doc.children(transaction, "IncludedSupplyChainTradeLineItem")
+    )
     agreement = doc.find(transaction, "ApplicableHeaderTradeAgreement")
     settlement = doc.find(transaction, "ApplicableHeaderTradeSettlement")
     currency = doc.read(settlement, "InvoiceCurrencyCode")
@@ -165,7 +169,8 @@ def read_cii(doc: Elements) -> EInvoice:
             )
             is not None
         ),
-        lines=tuple(_line(doc, item) for item in doc.children(transaction, "IncludedSupplyChainTradeLineItem")),
+        lines=items,
+        layout_lines=layout,
         allowances_charges=(
             *(_allowance_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedTradeAllowanceCharge")),
             *(_logistics_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedLogisticsServiceCharge")),

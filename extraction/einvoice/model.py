@@ -8,7 +8,9 @@ BG-n) are EN 16931-1's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 # UNTDID 1001 document type codes that credit the buyer (EN 16931 lists 381, 396, 81, 83,
 # 532 and kin); UBL-TR's IADE (a return invoice) does the same.
@@ -117,11 +119,36 @@ class EInvoice:
     seller: Party
     buyer: Party
     accounts: tuple[PaymentAccount, ...]
-    lines: tuple[Line, ...]
+    lines: tuple[Line, ...]  # the items (see items_and_layout)
     allowances_charges: tuple[AllowanceCharge, ...]
     tax_breakdown: tuple[TaxSubtotal, ...]
     totals: Totals
+    # Invoice lines that bill nothing: a section heading or a note written as a line.
+    layout_lines: tuple[Line, ...] = ()
 
     @property
     def is_credit_note(self) -> bool:
         return self.root == "CreditNote" or (self.type_code is not None and self.type_code.text in CREDIT_NOTE_CODES)
+
+
+def items_and_layout(lines: Iterable[Line]) -> tuple[tuple[Line, ...], tuple[Line, ...]]:
+    """The XML's invoice lines split into items and layout. Some ERPs (Odoo among them) write a
+    section heading ("--- Food Products ---") or a note as an invoice line with no quantity, no
+    amount and no VAT category. EN 16931 gives every line a VAT category (BR-CO-04), so such a
+    line is the printout's layout, not an item: posting it would put empty lines in the ERP and
+    shift every item after it. It changes no total (its amount is zero) and is kept apart."""
+    items: list[Line] = []
+    layout: list[Line] = []
+    for line in lines:
+        bills_nothing = line.tax_category is None and _zero(line.quantity) and _zero(line.net_amount)
+        (layout if bills_nothing else items).append(line)
+    return tuple(items), tuple(layout)
+
+
+def _zero(read: Read | None) -> bool:
+    if read is None:
+        return True
+    try:
+        return Decimal(read.text) == 0
+    except InvalidOperation:
+        return False  # written wrongly, so something was meant: an item for validation to judge

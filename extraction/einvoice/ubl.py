@@ -20,6 +20,7 @@ from extraction.einvoice.model import (
     Read,
     TaxSubtotal,
     Totals,
+    items_and_layout,
 )
 
 UBL_INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
@@ -116,6 +117,9 @@ def _in_currency(elements: list[ET.Element], currency: Read | None) -> ET.Elemen
 def read_ubl(doc: Elements) -> EInvoice:
     root = doc.root
     credit = root.tag == f"{{{UBL_CREDIT_NOTE}}}CreditNote"
+    items, layout = items_and_layout(
+        _line(doc, line, credit) for line in doc.children(root, "CreditNoteLine" if credit else "InvoiceLine")
+    )
     currency = doc.read(root, "DocumentCurrencyCode")
     specification = doc.read(root, "CustomizationID")
     means = doc.children(root, "PaymentMeans")
@@ -146,9 +150,8 @@ def read_ubl(doc: Elements) -> EInvoice:
             for m in means
             if (account_id := doc.read(m, "PayeeFinancialAccount", "ID")) is not None
         ),
-        lines=tuple(
-            _line(doc, line, credit) for line in doc.children(root, "CreditNoteLine" if credit else "InvoiceLine")
-        ),
+        lines=items,
+        layout_lines=layout,
         allowances_charges=tuple(_allowance_charge(doc, entry) for entry in doc.children(root, "AllowanceCharge")),
         tax_breakdown=tuple(
             TaxSubtotal(

@@ -17,6 +17,7 @@ from typing import Any
 
 from extraction.einvoice import EInvoice, RefusedXml, read_einvoice
 from extraction.einvoice.answer import invoice_answer
+from extraction.einvoice.model import Line
 from extraction.einvoice.rendering import Rendering, render
 from extraction.intake.text import DocumentText
 from extraction.providers.builtin.readings import (
@@ -44,6 +45,9 @@ class EInvoiceAnswer:
     # An invoice.v1 answer's document-level allowance and charge totals the XML states and v1
     # has no place for ("allowance_total", "charge_total"; none when zero or a v2 answer).
     omitted_from_v1: dict[str, str] = dataclass_field(default_factory=dict)
+    # Invoice lines the XML writes that bill nothing (a section heading, a note): left out of
+    # the answer's lines (extraction.einvoice.model.items_and_layout), each with its element.
+    layout_lines: tuple[dict[str, str | None], ...] = ()
 
     def provenance(self) -> dict[str, Any]:
         """What the result keeps about where its values came from."""
@@ -56,6 +60,8 @@ class EInvoiceAnswer:
             provenance["visible"] = dict(self.visible)
         if self.omitted_from_v1:
             provenance["omitted_from_v1"] = dict(self.omitted_from_v1)
+        if self.layout_lines:
+            provenance["layout_lines"] = [dict(line) for line in self.layout_lines]
         return provenance
 
 
@@ -83,7 +89,14 @@ def answer_from_einvoice(xml: bytes, document: DocumentText, *, schema: str) -> 
         latency_ms=round((time.monotonic() - started) * 1000),
         visible=_visible_spans(parse_invoice(json.dumps(output), schema=schema), document),
         omitted_from_v1=_omitted_from_v1(invoice, rendering, page) if schema == "invoice.v1" else {},
+        layout_lines=tuple(_layout_line(line) for line in invoice.layout_lines),
     )
+
+
+def _layout_line(line: Line) -> dict[str, str | None]:
+    """What the result says of a line left out as layout: its text and the element it is in."""
+    read = line.name or line.line_id
+    return {"text": line.name.text if line.name else None, "element": read.path if read else None}
 
 
 def _omitted_from_v1(invoice: EInvoice, rendering: Rendering, page: int) -> dict[str, str]:

@@ -54,7 +54,14 @@ def _expected_lines(record: dict[str, Any]) -> list[tuple[Any, ...]]:
     ]
 
 
-def _read_lines(invoice: EInvoice) -> list[tuple[Any, ...]]:
+def _bills_nothing(line: tuple[Any, ...]) -> bool:
+    """An index line the reader keeps apart as layout (a section heading or a note): no VAT
+    category, no quantity, no amount."""
+    _id, _name, quantity, _price, net, category, _rate = line
+    return category is None and not quantity and not net
+
+
+def _read_lines(invoice: EInvoice, *, layout: bool = False) -> list[tuple[Any, ...]]:
     return [
         (
             _text(line.line_id),
@@ -65,7 +72,7 @@ def _read_lines(invoice: EInvoice) -> list[tuple[Any, ...]]:
             _text(line.tax_category),
             _amount(_text(line.tax_rate)),
         )
-        for line in invoice.lines
+        for line in (invoice.layout_lines if layout else invoice.lines)
     ]
 
 
@@ -126,7 +133,8 @@ def test_every_field_the_xml_carries_is_read_exactly(folder: Path, record: dict[
         (group["category"], _amount(group["rate"]), _amount(group["taxable"]), _amount(group["tax"]))
         for group in record["vat_breakdown"]
     ]
-    expected_lines = _expected_lines(record)
+    expected_lines = [line for line in _expected_lines(record) if not _bills_nothing(line)]
+    assert _read_lines(invoice, layout=True) == [line for line in _expected_lines(record) if _bills_nothing(line)]
     read_lines = _read_lines(invoice)
     for index, line in enumerate(invoice.lines):
         if index < len(expected_lines) and expected_lines[index][-1] is None and line.tax_rate is not None:
@@ -199,3 +207,28 @@ def test_a_credit_note_is_a_credit_note():
 def test_a_document_that_is_not_an_e_invoice_is_refused_with_its_root_named():
     with pytest.raises(RefusedXml, match=r"not a UBL 2.1 or CII invoice \(root element \{urn:example\}Order\)"):
         read_einvoice(b'<?xml version="1.0"?><Order xmlns="urn:example"><ID>1</ID></Order>')
+
+
+def test_section_headings_and_notes_written_as_lines_are_not_items():
+    # Odoo writes its invoice's section headings and its note as invoice lines with no
+    # quantity, no amount and no VAT category (the PDF prints them between the items).
+    invoice = read_einvoice((INVOICES / "invoice2data/compare/AzureInterior.embedded.xml").read_bytes())
+
+    assert [_text(line.name) for line in invoice.lines] == [
+        "Beeswax XL",
+        "Office Chair",
+        "*987123* Olive Oil",
+        "Luxury Truffles",
+    ]
+    assert [(_text(line.name), line.name.path if line.name else None) for line in invoice.layout_lines] == [
+        ("--- Non Food ---", "/Invoice/cac:InvoiceLine[1]/cac:Item/cbc:Name"),
+        ("--- Food Products ---", "/Invoice/cac:InvoiceLine[4]/cac:Item/cbc:Name"),
+        (
+            "Our Olive Oil is delivered in a re-usable glass container",
+            "/Invoice/cac:InvoiceLine[7]/cac:Item/cbc:Name",
+        ),
+    ]
+    # The items still add up to the line total the XML states (BR-CO-10).
+    assert sum(Decimal(line.net_amount.text) for line in invoice.lines if line.net_amount) == Decimal(
+        invoice.totals.line_total.text
+    )
