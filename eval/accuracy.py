@@ -63,6 +63,7 @@ from extraction.intake.text import (  # noqa: E402
     with_embedded_einvoice,
 )
 from extraction.providers.base import ProviderError, ProviderRequest  # noqa: E402
+from extraction.providers.builtin import PROVIDER_NAME as BUILTIN_PROVIDER  # noqa: E402
 from extraction.providers.builtin import extract_invoice  # noqa: E402
 from extraction.providers.einvoice import answer_from_einvoice  # noqa: E402
 from extraction.providers.quoted_answer import ANSWER_FORMATS  # noqa: E402
@@ -79,7 +80,7 @@ from extraction.validation.policy import (  # noqa: E402
     ValidationOutcome,
     check_invoice,
 )
-from extraction.validation.readings import ReadTogether, judged_together, read_together  # noqa: E402
+from extraction.validation.readings import ReadTogether, judged_together, read_together, rules_settle  # noqa: E402
 from extraction.validation.schema import (  # noqa: E402
     InvoiceOutputError,
     Supplier,
@@ -209,15 +210,16 @@ def _invoice2data_truth(expected: dict[str, Any]) -> tuple[dict[str, Any], list[
         for item in items:
             if not any(key in item for key in ("name", "desc", "price_subtotal", "price", "price_unit")):
                 continue  # section headers and notes are not items
-            lines.append(
-                {
-                    "description": item.get("name", item.get("desc")),
-                    "quantity": item.get("qty"),
-                    "unit_price": item.get("price_unit", item.get("price")),
-                    "net_amount": item.get("price_subtotal"),
-                    "tax_rate": item.get("line_tax_percent", item.get("taxpercent")),
-                }
-            )
+            # Only what the template read: a field its record leaves out is unknown, not null
+            # (QualityHosting's records give a price but no line amount).
+            read = {
+                "description": item.get("name", item.get("desc")),
+                "quantity": item.get("qty"),
+                "unit_price": item.get("price_unit", item.get("price")),
+                "net_amount": item.get("price_subtotal"),
+                "tax_rate": item.get("line_tax_percent", item.get("taxpercent")),
+            }
+            lines.append({name: value for name, value in read.items() if value is not None})
     return truth, lines
 
 
@@ -397,9 +399,12 @@ def score_case(case: Case, output: dict[str, Any]) -> dict[str, Score]:
     if case.truth_lines is not None:
         lines = output.get("lines", [])
         for index in range(max(len(lines), len(case.truth_lines))):
-            truth_line = case.truth_lines[index] if index < len(case.truth_lines) else {}
+            known_line = index < len(case.truth_lines)
+            truth_line = case.truth_lines[index] if known_line else {}
             line = lines[index] if index < len(lines) else {}
             for name in LINE_FIELDS:
+                if known_line and name not in truth_line:
+                    continue  # the truth does not know this field of a line it knows
                 got = (line.get(name) or {}).get("value")
                 scores[f"lines.{name}"].add(_normalized(name, truth_line.get(name)), _normalized(name, got))
     return scores
@@ -481,8 +486,10 @@ def _truth_at(case: Case, path: str) -> tuple[bool, Any, str]:
     line = _LINE_PATH.fullmatch(path)
     if line and line[2] in LINE_FIELDS and case.truth_lines is not None:
         index = int(line[1])
-        expected = case.truth_lines[index].get(line[2]) if index < len(case.truth_lines) else None
-        return True, expected, f"lines.{line[2]}"
+        if index >= len(case.truth_lines):
+            return True, None, f"lines.{line[2]}"  # a line the truth does not have: extra
+        truth_line = case.truth_lines[index]
+        return line[2] in truth_line, truth_line.get(line[2]), f"lines.{line[2]}"
     return False, None, path
 
 
@@ -701,23 +708,29 @@ class ModelExtractor:
 
 
 class TogetherExtractor:
-    """``rules_and_model`` as the worker runs it: the model's answer (from ``model``, asked once),
-    the rules' reading of the same text, and one answer made of both
-    (extraction.validation.readings), each reading judged with the case's master data."""
+    """``rules_and_model`` as the worker runs it: the rules read first, and a reading the policy
+    accepts alone (judged with the case's master data) is the answer, with no model asked;
+    otherwise the model's answer (from ``model``, asked once) and the rules' reading make one
+    answer (extraction.validation.readings), each reading judged on its own."""
 
     def __init__(self, model: ModelExtractor) -> None:
         self.model = model
 
     def __call__(self, index: int, case: Case, document: DocumentText) -> Answer:
-        answer = self.model(index, case, document)
-        if answer.output is None:
-            return answer
         read = document.for_providers()
         rules, _ = relocate_evidence(parse_invoice_v1(json.dumps(extract_invoice(read))), read)
         directory = _directory(case)
+        judged, derived = derive_missing(rules)  # as the worker judges the rules' reading alone
+        if rules_settle(validate(judged.to_json_dict(), document, directory, derived=derived)):
+            return Answer(rules.to_json_dict(), provider=BUILTIN_PROVIDER)
+        answer = self.model(index, case, document)
+        if answer.output is None:
+            # The model failed for good: the worker judges the rules' reading alone (review).
+            return dataclasses.replace(answer, output=rules.to_json_dict(), error=None, provider=BUILTIN_PROVIDER)
 
-        def judge(invoice: Any, source: ReadingSource) -> ValidationOutcome:
-            return validate(invoice.to_json_dict(), document, directory, source=source)
+        def judge(invoice: Any, sources: Sources) -> ValidationOutcome:
+            judged, derived = derive_missing(invoice)  # as the worker judges it
+            return validate(judged.to_json_dict(), document, directory, source=sources, derived=derived)
 
         together = read_together(rules, parse_invoice_v1(json.dumps(answer.output)), judge)
         return dataclasses.replace(answer, output=together.invoice.to_json_dict(), together=together)
@@ -850,6 +863,8 @@ def _reading_source(answer: Answer) -> ReadingSource:
     log written before readings were recorded still says so), or the rules."""
     if answer.provider == "einvoice":
         return ReadingSource.EINVOICE
+    if answer.provider == BUILTIN_PROVIDER:
+        return ReadingSource.RULES
     return ReadingSource.MODEL if answer.seconds is not None else ReadingSource.RULES
 
 
@@ -1569,9 +1584,13 @@ def _together_lines(builtin: dict[str, Any], model: dict[str, Any], together: di
     out = [
         "## Rules and model read together (`reading: rules_and_model`)",
         "",
-        "The model's answers above, each read together with the rules' reading of the same text "
-        "(extraction/validation/readings.py): a value both read alike is kept, a gap is filled, a "
-        "disagreement goes to the value its own judgement verified, otherwise it conflicts (review).",
+        "The rules read first; a document their reading settles alone (the policy accepts it) is "
+        "answered by the rules and the model is not asked. Any other document is read by the model "
+        "too (its answers above) and the two readings make one answer "
+        "(extraction/validation/readings.py): a value both read alike is kept; the model's reading "
+        "changes the rules' values (a gap filled, a disagreement its verified value wins, a block of "
+        "lines) only when the answer it makes then passes the policy; otherwise the rules' values "
+        "stand and the document goes to review with the model's values listed beside them.",
         "",
         "| field | in truth | rules precision | model precision | together precision | together recall |",
         "|---|---:|---:|---:|---:|---:|",
@@ -1594,6 +1613,11 @@ def _together_lines(builtin: dict[str, Any], model: dict[str, Any], together: di
         f"| {_pct(together['false_review_rate'])} |",
         f"| accepted with a wrong or missed field | {builtin['accepted_with_wrong_field']} "
         f"| {model['accepted_with_wrong_field']} | {together['accepted_with_wrong_field']} |",
+        f"| documents the model was asked about | 0 | {_asked(model)} | {_asked(together)} |",
+        f"| model latency per document (mean) | 0 s | {_per_document(model, 'seconds')} "
+        f"| {_per_document(together, 'seconds')} |",
+        f"| model tokens per document (mean, in + out) | 0 | {_per_document(model, 'tokens')} "
+        f"| {_per_document(together, 'tokens')} |",
         "",
         "Why read together the answers land in REVIEW_REQUIRED (cases per reason):",
         "",
@@ -1605,6 +1629,25 @@ def _together_lines(builtin: dict[str, Any], model: dict[str, Any], together: di
     out += _calibration_tables(together["calibration"], " — rules and model read together")
     out += _calibration_tables(model["calibration"], " — the model alone")
     return out
+
+
+def _asked(run: dict[str, Any]) -> str:
+    calls = (run["model_calls"] or {}).get("calls", 0)
+    return f"{calls} of {run['cases']}"
+
+
+def _per_document(run: dict[str, Any], what: str) -> str:
+    """A run's model cost spread over all its documents (one the model was not asked about
+    costs nothing), so runs that ask the model about different shares compare."""
+    stats = run["model_calls"]
+    if not stats:
+        return "0"
+    if what == "seconds":
+        return f"{stats['calls'] * stats['mean_ms'] / 1000 / run['cases']:,.0f} s"
+    if stats["mean_input_tokens"] is None or stats["mean_output_tokens"] is None:
+        return "–"
+    share = stats["calls"] / run["cases"]
+    return f"{share * stats['mean_input_tokens']:,.0f} + {share * stats['mean_output_tokens']:,.0f}"
 
 
 def _model_cost_lines(run: dict[str, Any]) -> list[str]:

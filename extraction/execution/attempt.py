@@ -1,7 +1,8 @@
 """One claimed attempt, from the document to a persisted outcome, as a chain of named steps.
 
-    read the document → e-invoice shortcut → reserve capacity → call the model
-        → check ownership → parse and relocate evidence → judge and complete
+    read the document → e-invoice shortcut → (rules_and_model: the rules first) → reserve
+        capacity → call the model → check ownership → parse and relocate evidence → judge and
+        complete
 
 Each step returns the next step's input, or the :class:`AttemptResult` that ends the attempt
 (already written under the fence). No step holds a database connection across the model call
@@ -11,6 +12,7 @@ used.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -50,7 +52,7 @@ from extraction.validation.derivation import derive_missing
 from extraction.validation.evidence import relocate_evidence, with_boxes
 from extraction.validation.fields import ReadingSource, Sources
 from extraction.validation.policy import ValidationOutcome, validate_extraction
-from extraction.validation.readings import ReadingMode, judged_together, read_together
+from extraction.validation.readings import ReadingMode, judged_together, read_together, rules_settle
 from extraction.validation.schema import InvoiceV1, SchemaError, SchemaValidationError, parse_invoice
 
 logger = logging.getLogger("extraction.worker")
@@ -104,15 +106,20 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
         einvoice = _einvoice_of(claim, document)
         if einvoice is not None and einvoice.structured_first:
             return _complete_from_einvoice(claim, rt, document, einvoice.answer)
+        rules = _read_by_rules_first(claim, rt, document) if einvoice is None and _reads_with_rules(claim) else None
+        if isinstance(rules, AttemptResult):
+            return rules  # the rules settled it: no model asked
         call = _reserve_capacity(claim, document)
         if isinstance(call, AttemptResult):
             return call
-        response = _call_model(claim, call, rt)
+        # rules_and_model: a model that will not be asked again leaves the rules' reading.
+        fallback = None if rules is None else functools.partial(_complete_rules_alone, claim, rules, document)
+        response = _call_model(claim, call, rt, fallback)
         if isinstance(response, AttemptResult):
             return response
         if rt.lost(claim):
             return _discard_answer(claim, call, response)
-        answer = _parse_and_relocate(claim, call, response)
+        answer = _parse_and_relocate(claim, call, response, fallback)
         if isinstance(answer, AttemptResult):
             return answer
         if einvoice is not None:
@@ -129,8 +136,8 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
                 omitted_from_v1=einvoice.answer.omitted_from_v1,
                 compared=lambda verdict: judged_with_model(verdict, xml_answer, answer.invoice),
             )
-        if answer.source is ReadingSource.MODEL and _reads_with_rules(claim):
-            return _complete_read_together(claim, answer, call.read, document)
+        if answer.source is ReadingSource.MODEL and rules is not None:
+            return _complete_read_together(claim, answer, rules, document)
         return _complete_alone(claim, answer, document)
     finally:
         rt.untrack(claim)
@@ -217,7 +224,13 @@ def _reserve_capacity(claim: Claim, document: DocumentText) -> ModelCall | Attem
     return ModelCall(binding, read, granted, request)
 
 
-def _call_model(claim: Claim, call: ModelCall, rt: WorkerRuntime) -> ProviderResponse | AttemptResult:
+# What ends an attempt whose model failed for good, instead of failing the job (rules_and_model).
+Fallback = Callable[[AttemptReport], AttemptResult]
+
+
+def _call_model(
+    claim: Claim, call: ModelCall, rt: WorkerRuntime, fallback: Fallback | None = None
+) -> ProviderResponse | AttemptResult:
     """The provider call, bounded by the attempt timeout and the deadline, with no database
     connection held; the permit goes back with what the call used (or may have cost)."""
     provider, pool = call.binding.provider, call.binding.pool
@@ -235,7 +248,7 @@ def _call_model(claim: Claim, call: ModelCall, rt: WorkerRuntime) -> ProviderRes
                 limiter.start_cooldown(pool, seconds=cooldown)
         if call.binding.local_server and _server_not_serving(exc):
             return _wait_for_local_server(claim, exc, pool)
-        return _after_provider_error(claim, exc, provider.name)
+        return _after_provider_error(claim, exc, provider.name, fallback=fallback)
     except BaseException:
         limiter.release(call.permit, actual_tokens=None)  # unknown: keep the reservation
         raise
@@ -259,7 +272,9 @@ def _discard_answer(claim: Claim, call: ModelCall, response: ProviderResponse) -
     return AttemptResult.STALE
 
 
-def _parse_and_relocate(claim: Claim, call: ModelCall, response: ProviderResponse) -> Answer | AttemptResult:
+def _parse_and_relocate(
+    claim: Claim, call: ModelCall, response: ProviderResponse, fallback: Fallback | None = None
+) -> Answer | AttemptResult:
     """The answer against the job's schema (invalid → retried, then terminal). The model's
     quotes are evidence, its character offsets are not (small models miscount): they are
     re-found in what the model read."""
@@ -273,7 +288,7 @@ def _parse_and_relocate(claim: Claim, call: ModelCall, response: ProviderRespons
             http_status=response.http_status,
             provider_request_id=response.provider_request_id,
         )
-        return _after_provider_error(claim, error, provider, response=response)
+        return _after_provider_error(claim, error, provider, response=response, fallback=fallback)
     invoice, relocations = relocate_evidence(invoice, call.read)
     extra = {"evidence_relocated": [relocation.as_dict() for relocation in relocations]} if relocations else {}
     return Answer(
@@ -304,26 +319,93 @@ def _reads_with_rules(claim: Claim) -> bool:
     return mode is ReadingMode.RULES_AND_MODEL
 
 
-def _complete_read_together(claim: Claim, answer: Answer, read: DocumentText, document: DocumentText) -> AttemptResult:
-    """``rules_and_model``: the rules read what the model read (milliseconds, no call), the two
-    readings make one answer (extraction.validation.readings), and that answer is judged."""
+def _read_by_rules_first(claim: Claim, rt: WorkerRuntime, document: DocumentText) -> InvoiceV1 | AttemptResult | None:
+    """``rules_and_model``: the rules read what the model would (milliseconds, no call). A
+    reading the tenant's policy accepts alone is the answer, completed here with no capacity
+    taken and no tokens spent (extraction.validation.readings.rules_settle); otherwise it is
+    returned to be read together with the model's. None: the rules failed, the model reads alone."""
+    started = time.monotonic()
+    read = document.for_providers()
     try:
-        rules, _ = relocate_evidence(parse_invoice(json.dumps(extract_invoice(read)), schema=claim.schema), read)
-    except Exception:  # noqa: BLE001 - the paid answer is judged alone rather than lost to a rules bug
-        logger.exception(
-            "the rules could not read the document: the model's answer is judged alone", extra=claim.log_extra()
+        rules, relocations = relocate_evidence(
+            parse_invoice(json.dumps(extract_invoice(read)), schema=claim.schema), read
         )
-        return _complete_alone(claim, answer, document)
+    except Exception:  # noqa: BLE001 - a rules bug costs a model call, not the job
+        logger.exception("the rules could not read the document: the model reads it alone", extra=claim.log_extra())
+        return None
+    judged, derived = derive_missing(rules)
+    verdict = read_after_model_call(
+        functools.partial(
+            validate_extraction,
+            invoice=judged,
+            document=document,
+            tenant_id=claim.tenant_id,
+            policy_revision=claim.policy_revision,
+            sources=(ReadingSource.RULES,),
+            derived=derived,
+        )
+    )
+    if not rules_settle(verdict):
+        return rules
+    if rt.lost(claim):
+        return AttemptResult.STALE  # nothing was spent; the new owner reads the same
+    latency_ms = round((time.monotonic() - started) * 1000)
+    return _judge_and_complete(
+        claim,
+        rules,
+        document,
+        extra={
+            # Why the ledger shows no model call for a rules_and_model policy.
+            "reading": {"mode": ReadingMode.RULES_AND_MODEL.value, "model_asked": False},
+            **({"evidence_relocated": [relocation.as_dict() for relocation in relocations]} if relocations else {}),
+        },
+        report=lambda outcome: _traced(
+            AttemptReport(
+                outcome=outcome,
+                provider=BUILTIN_PROVIDER,
+                model=BUILTIN_PROVIDER,
+                input_tokens=0,
+                output_tokens=0,
+                latency_ms=latency_ms,
+            )
+        ),
+        sources=(ReadingSource.RULES,),
+        relocated=tuple(relocation.field for relocation in relocations),
+    )
 
-    def judge(invoice: InvoiceV1, source: ReadingSource) -> ValidationOutcome:
+
+def _complete_rules_alone(
+    claim: Claim, rules: InvoiceV1, document: DocumentText, failure: AttemptReport
+) -> AttemptResult:
+    """``rules_and_model`` whose model failed for good (its retries spent, or an error not worth
+    one): the rules' reading, which could not settle the document alone, is judged alone and so
+    goes to a person, rather than the job failing with a reading in hand. The attempt's ledger
+    entry keeps the model's failure."""
+    return _judge_and_complete(
+        claim,
+        rules,
+        document,
+        extra={"reading": {"mode": ReadingMode.RULES_AND_MODEL.value, "model_asked": True, "model_answered": False}},
+        report=lambda outcome: _traced(dataclasses.replace(failure, outcome=outcome)),
+        sources=(ReadingSource.RULES,),
+    )
+
+
+def _complete_read_together(claim: Claim, answer: Answer, rules: InvoiceV1, document: DocumentText) -> AttemptResult:
+    """``rules_and_model`` for a document the rules could not settle alone: the two readings
+    make one answer (extraction.validation.readings), and that answer is judged."""
+
+    def judge(invoice: InvoiceV1, sources: Sources) -> ValidationOutcome:
+        judged, derived = derive_missing(invoice)  # as the completion judges it
         return read_after_model_call(
             functools.partial(
                 validate_extraction,
-                invoice=invoice,
+                invoice=judged,
                 document=document,
                 tenant_id=claim.tenant_id,
                 policy_revision=claim.policy_revision,
-                sources=(source,),
+                sources=sources,
+                derived=derived,
             )
         )
 
@@ -332,7 +414,7 @@ def _complete_read_together(claim: Claim, answer: Answer, read: DocumentText, do
         claim,
         together.invoice,
         document,
-        extra=answer.extra,
+        extra={**answer.extra, "reading": {"mode": ReadingMode.RULES_AND_MODEL.value, "model_asked": True}},
         report=answer.report,
         sources=together.sources,
         relocated=tuple(path for path in answer.relocated if path not in together.taken_from_rules),
@@ -523,7 +605,12 @@ def _used_tokens(response: ProviderResponse) -> int | None:
 
 
 def _after_provider_error(
-    claim: Claim, error: ProviderError, provider: str, response: ProviderResponse | None = None
+    claim: Claim,
+    error: ProviderError,
+    provider: str,
+    response: ProviderResponse | None = None,
+    *,
+    fallback: Fallback | None = None,
 ) -> AttemptResult:
     decision = retry.decide(
         error.kind, attempt=claim.attempt, max_attempts=claim.max_attempts, retry_after=error.retry_after_seconds
@@ -535,6 +622,9 @@ def _after_provider_error(
     if decision.exhausted:
         detail = f"retries exhausted after {claim.attempt} attempts; last: {detail}"
     report = _report(outcome, response, error if response is None else None, provider=provider, detail=detail)
+    if fallback is not None and not decision.retry:
+        logger.info("the model gave no answer: the rules' reading is judged alone", extra=claim.log_extra())
+        return fallback(report)
     with db_step():
         # The job's error class is the last failure's class; the detail says why it stopped.
         result = lifecycle.retry_or_fail(

@@ -1,15 +1,22 @@
 """Two readings of one document made one answer (VAL-4): the rules' and a model's.
 
 The rule extractor reads a document in milliseconds and is exact where it finds something; a
-small model reads more and invents more. Read together, a value both read alike is stronger
-than either reading alone (two independent readers rarely invent the same wrong value);
-where they differ, the value whose evidence re-resolves and passes every check that reads it is
-kept, and if that does not decide, the field conflicts and the job goes to a person.
+small model reads more and invents more. So the rules read first: when their reading alone
+passes the tenant's policy (:func:`rules_settle`), it is the answer and no model is asked (no
+tokens, no wait). Only a document the rules could not settle is read by the model too, and the
+two readings make one answer. A value both read alike is stronger than either reading alone
+(two independent readers rarely invent the same wrong value); where they differ, the value
+whose evidence re-resolves and passes every check that reads it is kept, and if that does not
+decide, the field conflicts and the job goes to a person.
 
 Field by field (the paths of :meth:`InvoiceV1.fields`):
 
 - both read it alike: the model's node (value and evidence) is kept, sources rules + model;
-- one left it null: the other's node, with its source alone;
+- only the rules read it: the rules' node;
+- only the model read it: the model's node, unless its quote is printed nowhere in the
+  document (``evidence_spans`` failed it): such a value is left out of the answer and recorded
+  in the check's ``left_out`` (a value nobody can point at is not posted; if the field is
+  needed, it is ``missing`` and the job goes to review as it would have);
 - they differ: each reading is first judged on its own by the tenant's policy; the value that
   is ``verified`` in its own judgement while the other is not wins (``resolved``); otherwise the
   field is ``conflicting`` (``readings_agree`` fails, blocking) and the rules' value is the one
@@ -35,7 +42,7 @@ from enum import StrEnum
 from typing import Any
 
 from extraction.validation.evidence import node_at
-from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource
+from extraction.validation.fields import EVIDENCE_LOCATED_BY, TRUSTED, FieldStatus, ReadingSource, Sources
 from extraction.validation.policy import BLOCKING, FAILED, PASSED, ValidationOutcome
 from extraction.validation.schema import InvoiceV1
 from extraction.validation.suppliers import comparable_name
@@ -51,7 +58,8 @@ class ReadingMode(StrEnum):
     RULES_AND_MODEL = "rules_and_model"  # the rules beside it, read together
 
 
-Judge = Callable[[InvoiceV1, ReadingSource], ValidationOutcome]
+# The tenant's policy on an answer, its values from these sources (as the completion judges it).
+Judge = Callable[[InvoiceV1, Sources], ValidationOutcome]
 
 
 @dataclass(frozen=True)
@@ -65,14 +73,45 @@ class ReadTogether:
     taken_from_rules: tuple[str, ...]  # the paths whose value and evidence are the rules'
 
 
+def rules_settle(outcome: ValidationOutcome) -> bool:
+    """Whether the rules' reading, judged alone, is the answer: the policy accepts it, so a model
+    would be asked only to confirm what needs no confirming."""
+    return not outcome.review_required
+
+
 def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadTogether:
     """One answer from ``rules`` and ``model`` (the same schema), judging each on its own with
-    ``judge`` (see the module's docstring)."""
+    ``judge`` (see the module's docstring). The model's reading changes the rules' values (a gap
+    it fills, a disagreement its value wins, a block of lines) only when the answer it makes then
+    passes the policy; otherwise the document goes to a person anyway, the rules' values stand,
+    and what the model read instead is listed for the reviewer (``proposed``, ``differing``)."""
+    rules_trust = judge(rules, (ReadingSource.RULES,)).fields
+    model_trust = judge(model, (ReadingSource.MODEL,)).fields
+    merged = _merged(rules, model, rules_trust, model_trust, model_may_change=True)
+    if not judged_together(judge(merged.invoice, merged.sources), merged).review_required:
+        return merged
+    return _merged(rules, model, rules_trust, model_trust, model_may_change=False)
+
+
+def _merged(
+    rules: InvoiceV1,
+    model: InvoiceV1,
+    rules_trust: dict[str, Any],
+    model_trust: dict[str, Any],
+    *,
+    model_may_change: bool,
+) -> ReadTogether:
     rules_values, model_values = dict(rules.fields()), dict(model.fields())
-    rules_trust = judge(rules, ReadingSource.RULES).fields
-    model_trust = judge(model, ReadingSource.MODEL).fields
     data, rules_data = model.to_json_dict(), rules.to_json_dict()
     lines_from = _line_block(rules, model, rules_trust, model_trust)
+    proposed: list[dict[str, Any]] = []
+    if lines_from is ReadingSource.MODEL and not model_may_change:
+        proposed += [
+            {"field": path, "model": field.value}
+            for path, field in model.fields()
+            if _is_line(path) and field.value is not None
+        ]
+        lines_from = ReadingSource.RULES
     if lines_from is ReadingSource.RULES:
         data["lines"] = rules_data["lines"]
     sources: dict[str, list[str]] = {}
@@ -80,6 +119,7 @@ def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadToget
     compared: list[str] = []
     resolved: list[dict[str, Any]] = []
     differing: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
 
     def take_rules(path: str) -> bool:
         try:
@@ -104,7 +144,14 @@ def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadToget
         if model_value is None:
             take_rules(path)
         elif rule_value is None:
-            sources[path] = [ReadingSource.MODEL.value]
+            if _printed_nowhere(model_trust, path):
+                node_at(data, path).update(value=None, evidence=None)
+                left_out.append({"field": path, "model": model_value})
+            elif model_may_change:
+                sources[path] = [ReadingSource.MODEL.value]
+            else:
+                node_at(data, path).update(value=None, evidence=None)
+                proposed.append({"field": path, "model": model_value})
         elif same_value(path, rule_value, model_value):
             compared.append(path)
             sources[path] = [ReadingSource.RULES.value, ReadingSource.MODEL.value]
@@ -114,7 +161,7 @@ def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadToget
             reading = {"field": path, "rules": rule_value, "model": model_value}
             if rules_ok and not model_ok and take_rules(path):
                 resolved.append({**reading, "kept": ReadingSource.RULES.value})
-            elif model_ok and not rules_ok:
+            elif model_ok and not rules_ok and model_may_change:
                 sources[path] = [ReadingSource.MODEL.value]
                 resolved.append({**reading, "kept": ReadingSource.MODEL.value})
             else:
@@ -132,6 +179,8 @@ def read_together(rules: InvoiceV1, model: InvoiceV1, judge: Judge) -> ReadToget
             "compared": compared,
             "resolved": resolved,
             "differing": differing,
+            "left_out": left_out,
+            "proposed": proposed,
             "lines_from": lines_from.value if lines_from is not None else "both",
         },
     }
@@ -203,6 +252,10 @@ def _line_block(
 
 def _all_trusted(trust: dict[str, Any], prefix: str) -> bool:
     return all(entry["status"] in TRUSTED for path, entry in trust.items() if path.startswith(prefix))
+
+
+def _printed_nowhere(trust: dict[str, Any], path: str) -> bool:
+    return path in trust and EVIDENCE_LOCATED_BY in trust[path]["failed"]
 
 
 def _trusted(trust: dict[str, Any], path: str) -> bool:

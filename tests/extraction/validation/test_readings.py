@@ -67,6 +67,37 @@ def test_a_value_only_the_rules_read_fills_the_models_gap():
     )
 
 
+def test_a_value_only_the_model_read_is_kept_when_it_is_printed():
+    document, model = pdf_case(ELEKTRON)
+    rules = changed(model, "supplier.iban", None, None)
+
+    combined, verdict = together(rules, model, document)
+
+    assert combined.invoice.supplier.iban.value == model["supplier"]["iban"]["value"]
+    assert combined.check["detail"]["left_out"] == []
+    assert (verdict.fields["supplier.iban"]["status"], verdict.fields["supplier.iban"]["sources"]) == (
+        "verified",
+        ["model"],
+    )
+
+
+def test_a_value_only_the_model_read_and_printed_nowhere_is_left_out():
+    document, read = pdf_case(ELEKTRON)
+    rules = changed(read, "supplier.iban", None, None)
+    invented = "DE02120300000000202051"
+    model = changed(
+        read, "supplier.iban", invented, {"page": 1, "start": 0, "end": 27, "quote": "DE02 1203 0000 0000 2020 51"}
+    )
+
+    combined, verdict = together(rules, model, document)
+
+    assert combined.invoice.supplier.iban.value is None
+    assert combined.invoice.supplier.iban.evidence is None
+    assert combined.check["detail"]["left_out"] == [{"field": "supplier.iban", "model": invented}]
+    assert "supplier.iban" not in combined.sources
+    assert verdict.fields.get("supplier.iban") is None  # null and not needed: nothing claimed
+
+
 def test_a_disagreement_goes_to_the_value_whose_evidence_holds():
     document, rules = pdf_case(ELEKTRON)
     # The model invents an IBAN and quotes it where the real one is printed: printed nowhere.
