@@ -74,7 +74,9 @@ from extraction.validation.fields import TRUSTED, FieldStatus, ReadingSource, So
 from extraction.validation.policy import (  # noqa: E402
     BLOCKING,
     FAILED,
+    NO_TERMS,
     POLICY_VERSION,
+    AmountDueTerms,
     MasterData,
     SupplierRecord,
     ValidationOutcome,
@@ -460,6 +462,7 @@ def validate(
     *,
     source: ReadingSource | Sources = ReadingSource.RULES,
     derived: dict[str, Derivation] | None = None,
+    amount_due_terms: AmountDueTerms = NO_TERMS,
 ) -> ValidationOutcome:
     invoice = parse_invoice(json.dumps(output), schema=output.get("schema", "invoice.v1"))
     return check_invoice(
@@ -470,6 +473,7 @@ def validate(
         master=directory.master_for(output),
         sources=(source,) if isinstance(source, ReadingSource) else source,
         derived=derived,
+        amount_due_terms=amount_due_terms,
     )
 
 
@@ -597,6 +601,8 @@ class Answer:
     together: ReadTogether | None = None
     # The totals filled in by rule, as the worker fills them (extraction.validation.derivation)
     derived: dict[str, Derivation] | None = None
+    # What an e-invoice's XML adds to its amount due (extraction.validation.policy)
+    amount_due_terms: AmountDueTerms = NO_TERMS
 
 
 Extractor = Callable[[int, Case, DocumentText], Answer]
@@ -614,7 +620,7 @@ def structured_first(index: int, case: Case, document: DocumentText) -> Answer:
         xml = einvoice_xml_of(case.path.read_bytes(), case.content_type)
         answer = answer_from_einvoice(xml, document, schema="invoice.v2") if xml is not None else None
         if answer is not None:
-            return Answer(answer.output, provider="einvoice")
+            return Answer(answer.output, provider="einvoice", amount_due_terms=answer.amount_due_terms)
     return Answer(upgraded_to_v2(extract_invoice(document.for_providers())))
 
 
@@ -809,7 +815,14 @@ def _case_row(case: Case, document: DocumentText, answer: Answer, scores: dict[s
                 answer.together,
             )
         else:
-            outcome = validate(output, document, directory, source=_reading_source(answer), derived=answer.derived)
+            outcome = validate(
+                output,
+                document,
+                directory,
+                source=_reading_source(answer),
+                derived=answer.derived,
+                amount_due_terms=answer.amount_due_terms,
+            )
         row.update(review_required=outcome.review_required, failed=None, reasons=outcome.reasons)
         row["trust"] = field_calibration(case, output, outcome.fields)
         row["evidence_boxes"] = _boxed_evidence(output, document)

@@ -171,6 +171,7 @@ def read_cii(doc: Elements) -> EInvoice:
         ),
         lines=items,
         layout_lines=layout,
+        states_prepaid=not _profile(specification.text if specification else None).endswith(" MINIMUM"),
         allowances_charges=(
             *(_allowance_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedTradeAllowanceCharge")),
             *(_logistics_charge(doc, entry) for entry in doc.children(settlement, "SpecifiedLogisticsServiceCharge")),

@@ -125,6 +125,12 @@ class EInvoice:
     totals: Totals
     # Invoice lines that bill nothing: a section heading or a note written as a line.
     layout_lines: tuple[Line, ...] = ()
+    # XRechnung's extension BG-DEX-09: what the buyer pays third parties through this invoice
+    # (BT-DEX-002), part of the amount due: BT-115 = BT-112 − BT-113 + BT-114 + their sum.
+    third_party_payments: tuple[Read, ...] = ()
+    # False where the profile has no element for a prepaid amount (Factur-X and ZUGFeRD
+    # MINIMUM): an amount due below the gross total is then a prepayment it cannot state.
+    states_prepaid: bool = True
 
     @property
     def is_credit_note(self) -> bool:

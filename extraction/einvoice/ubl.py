@@ -152,6 +152,11 @@ def read_ubl(doc: Elements) -> EInvoice:
         ),
         lines=items,
         layout_lines=layout,
+        third_party_payments=tuple(
+            paid
+            for entry in doc.children(root, "PrepaidPayment")
+            if (paid := doc.read(entry, "PaidAmount")) is not None
+        ),
         allowances_charges=tuple(_allowance_charge(doc, entry) for entry in doc.children(root, "AllowanceCharge")),
         tax_breakdown=tuple(
             TaxSubtotal(

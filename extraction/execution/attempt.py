@@ -51,7 +51,7 @@ from extraction.validation.cross_check import judged_with_model
 from extraction.validation.derivation import derive_missing
 from extraction.validation.evidence import relocate_evidence, with_boxes
 from extraction.validation.fields import ReadingSource, Sources
-from extraction.validation.policy import ValidationOutcome, validate_extraction
+from extraction.validation.policy import NO_TERMS, AmountDueTerms, ValidationOutcome, validate_extraction
 from extraction.validation.readings import ReadingMode, judged_together, read_together, rules_settle
 from extraction.validation.schema import InvoiceV1, SchemaError, SchemaValidationError, parse_invoice
 
@@ -134,6 +134,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
                 sources=(ReadingSource.EINVOICE,),
                 elements=einvoice.answer.elements,
                 omitted_from_v1=einvoice.answer.omitted_from_v1,
+                amount_due_terms=einvoice.answer.amount_due_terms,
                 compared=lambda verdict: judged_with_model(verdict, xml_answer, answer.invoice),
             )
         if answer.source is ReadingSource.MODEL and rules is not None:
@@ -433,13 +434,15 @@ def _judge_and_complete(
     relocated: tuple[str, ...] = (),
     elements: Mapping[str, str] | None = None,
     omitted_from_v1: Mapping[str, str] | None = None,
+    amount_due_terms: AmountDueTerms = NO_TERMS,
     compared: Callable[[ValidationOutcome], ValidationOutcome] | None = None,
 ) -> AttemptResult:
     """Judge ``invoice`` by the tenant's policy and complete the job under fence and lease:
     SUCCEEDED or REVIEW_REQUIRED. ``extra`` is kept beside the verdict (how evidence was found);
     ``sources`` gave the values (extraction.validation.fields), ``relocated`` had their evidence
-    moved, ``elements`` are an e-invoice's XML elements and ``omitted_from_v1`` what of its totals a
-    v1 answer cannot hold (counted in its arithmetic); ``compared`` adds the check of a second
+    moved, ``elements`` are an e-invoice's XML elements, ``omitted_from_v1`` what of its totals a
+    v1 answer cannot hold (counted in its arithmetic) and ``amount_due_terms`` what its XML adds
+    to the amount due; ``compared`` adds the check of a second
     reading of the document (the model's of an e-invoice, the rules' beside the model's)."""
     # VAL-1/2: a schema-valid answer can still be invented; the versioned policy decides
     # between SUCCEEDED and REVIEW_REQUIRED, and the verdict is stored with the result.
@@ -462,6 +465,7 @@ def _judge_and_complete(
                 sources=sources,
                 omitted_from_v1=omitted_from_v1,
                 derived=derived,
+                amount_due_terms=amount_due_terms,
             )
         ).with_relocated(relocated)
         if elements is not None:
@@ -536,6 +540,7 @@ def _complete_from_einvoice(
         sources=(ReadingSource.EINVOICE,),
         elements=answer.elements,
         omitted_from_v1=answer.omitted_from_v1,
+        amount_due_terms=answer.amount_due_terms,
         report=lambda outcome: _traced(
             AttemptReport(
                 outcome=outcome,

@@ -12,7 +12,7 @@ import json
 import time
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from extraction.einvoice import EInvoice, RefusedXml, read_einvoice
@@ -28,6 +28,7 @@ from extraction.providers.builtin.readings import (
     writes_month_first,
 )
 from extraction.validation.evidence import find_quote
+from extraction.validation.policy import NO_TERMS, AmountDueTerms
 from extraction.validation.schema import InvoiceV1, parse_invoice
 
 PROVIDER_NAME = "einvoice"
@@ -48,6 +49,8 @@ class EInvoiceAnswer:
     # Invoice lines the XML writes that bill nothing (a section heading, a note): left out of
     # the answer's lines (extraction.einvoice.model.items_and_layout), each with its element.
     layout_lines: tuple[dict[str, str | None], ...] = ()
+    # What the XML adds to its amount due beyond what the answer's schema holds.
+    amount_due_terms: AmountDueTerms = NO_TERMS
 
     def provenance(self) -> dict[str, Any]:
         """What the result keeps about where its values came from."""
@@ -62,6 +65,10 @@ class EInvoiceAnswer:
             provenance["omitted_from_v1"] = dict(self.omitted_from_v1)
         if self.layout_lines:
             provenance["layout_lines"] = [dict(line) for line in self.layout_lines]
+        if self.amount_due_terms.third_party_paid:
+            provenance["third_party_paid"] = format(self.amount_due_terms.third_party_paid, "f")
+        if not self.amount_due_terms.states_prepaid:
+            provenance["states_prepaid"] = False
         return provenance
 
 
@@ -90,7 +97,18 @@ def answer_from_einvoice(xml: bytes, document: DocumentText, *, schema: str) -> 
         visible=_visible_spans(parse_invoice(json.dumps(output), schema=schema), document),
         omitted_from_v1=_omitted_from_v1(invoice, rendering, page) if schema == "invoice.v1" else {},
         layout_lines=tuple(_layout_line(line) for line in invoice.layout_lines),
+        amount_due_terms=AmountDueTerms(
+            third_party_paid=sum((_amount(paid.text) for paid in invoice.third_party_payments), Decimal(0)),
+            states_prepaid=invoice.states_prepaid,
+        ),
     )
+
+
+def _amount(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return Decimal(0)  # not a number: the amount due check then names the gap
 
 
 def _layout_line(line: Line) -> dict[str, str | None]:

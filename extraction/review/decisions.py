@@ -36,7 +36,7 @@ from extraction.intake.text import DocumentText
 from extraction.models import ExtractedText, ExtractionJob, ExtractionResult, JobState
 from extraction.validation.derivation import derive_missing
 from extraction.validation.evidence import find_quote, printed_numbers
-from extraction.validation.policy import validate_extraction
+from extraction.validation.policy import AmountDueTerms, validate_extraction
 from extraction.validation.schema import InvoiceOutputError, parse_invoice
 
 APPROVED = "approved"
@@ -347,6 +347,8 @@ def approve_review(
         return ReviewResult(
             REFUSED, f"The corrected result is not a valid {job.schema}: {error.message}", ["correction_invalid"]
         )
+    # An e-invoice's totals beyond the schema, as the first judgement counted them.
+    einvoice = result.validation.get("einvoice") or {}
     outcome = validate_extraction(
         invoice=invoice,
         document=document,
@@ -355,6 +357,11 @@ def approve_review(
         # Who gave each value the reviewer left as it was: what the first judgement recorded.
         sources={path: entry["sources"] for path, entry in stored.items()},
         derived=derived,
+        omitted_from_v1=einvoice.get("omitted_from_v1"),
+        amount_due_terms=AmountDueTerms(
+            third_party_paid=Decimal(einvoice.get("third_party_paid", "0")),
+            states_prepaid=einvoice.get("states_prepaid", True),
+        ),
     ).with_relocated(
         relocation["field"]
         for relocation in result.validation.get("evidence_relocated") or ()

@@ -242,6 +242,21 @@ class MasterData:
 
 
 @dataclass(frozen=True)
+class AmountDueTerms:
+    """What an e-invoice's XML says about its amount due beyond gross − prepaid + rounding
+    (extraction.einvoice.model.EInvoice), which no answer schema has a field for."""
+
+    # XRechnung's extension BG-DEX-09: payments to third parties, added to the amount due.
+    third_party_paid: Decimal = Decimal(0)
+    # False: the profile has no prepaid element (Factur-X MINIMUM), so an amount due below the
+    # gross total is a prepayment it cannot state, not an error.
+    states_prepaid: bool = True
+
+
+NO_TERMS = AmountDueTerms()
+
+
+@dataclass(frozen=True)
 class TenantPolicy:
     """One revision of a tenant's validation policy, as far as one invoice needs it."""
 
@@ -290,6 +305,7 @@ def validate_extraction(
     sources: Sources = (),
     omitted_from_v1: Mapping[str, str] | None = None,
     derived: Mapping[str, Derivation] | None = None,
+    amount_due_terms: AmountDueTerms = NO_TERMS,
 ) -> ValidationOutcome:
     """Judge an extraction by the policy, with the tenant's currencies, overrides and suppliers
     as they are now (one query), or as this process read them under ``policy_revision`` (no
@@ -314,6 +330,7 @@ def validate_extraction(
                 sources=sources,
                 omitted_from_v1=omitted_from_v1,
                 derived=derived,
+                amount_due_terms=amount_due_terms,
             ),
             tenant_policy_revision=policy.revision,
         )
@@ -392,15 +409,19 @@ def check_invoice(
     sources: Sources = (),
     omitted_from_v1: Mapping[str, str] | None = None,
     derived: Mapping[str, Derivation] | None = None,
+    amount_due_terms: AmountDueTerms = NO_TERMS,
 ) -> ValidationOutcome:
     """The policy as a pure function of its inputs (no database): what validate_extraction
     runs, and what the accuracy harness runs with master data of its own. ``omitted_from_v1``
     is an e-invoice's ``allowance_total`` and ``charge_total`` that an invoice.v1 answer of it
     has no place for (extraction.providers.einvoice); ``derived`` are the values
-    extraction.validation.derivation computed (no evidence: the evidence checks skip them)."""
+    extraction.validation.derivation computed (no evidence: the evidence checks skip them);
+    ``amount_due_terms`` what an e-invoice's XML adds to its amount due."""
     severities = effective_severities(overrides)
     allowed = frozenset(str(code).strip().upper() for code in allowed_currencies)
-    facts = _Facts(invoice, document, allowed, master, attested_fields, omitted_from_v1 or {}, derived or {})
+    facts = _Facts(
+        invoice, document, allowed, master, attested_fields, omitted_from_v1 or {}, derived or {}, amount_due_terms
+    )
     checks: list[dict[str, Any]] = []
     judged: list[JudgedCheck] = []
     reasons: list[str] = []
@@ -458,6 +479,7 @@ class _Facts:
         attested: frozenset[str],
         omitted_from_v1: Mapping[str, str],
         derived: Mapping[str, Derivation],
+        amount_due_terms: AmountDueTerms = NO_TERMS,
     ) -> None:
         self.invoice = invoice
         self.derived = derived  # printed nowhere: the evidence checks skip them
@@ -468,6 +490,7 @@ class _Facts:
         # An e-invoice's document-level charges − allowances that an invoice.v1 answer has no
         # place for (None: nothing omitted, or not a number).
         self.omitted_adjustment = _omitted_adjustment(omitted_from_v1) if not isinstance(invoice, InvoiceV2) else None
+        self.amount_due_terms = amount_due_terms
         self.fields = list(invoice.fields())
         self.values = dict(self.fields)
         currency = (invoice.currency.value or "").strip().upper()
@@ -786,15 +809,21 @@ def _check_totals_sum(f: _Facts) -> _Result:
 
 def _check_amount_due(f: _Facts) -> _Result:
     gross, due = f.total("gross"), f.total("amount_due")
-    prepaid = Decimal(0) if f.invoice.totals.prepaid.value is None else f.total("prepaid")
+    prepaid_stated = f.invoice.totals.prepaid.value is not None
+    prepaid = f.total("prepaid") if prepaid_stated else Decimal(0)
     # EN 16931 BR-CO-16: amount due = gross − prepaid + rounding; only invoice.v2 carries rounding.
+    # XRechnung's third-party payments are added to it (AmountDueTerms).
     rounding = f.total("rounding") or Decimal(0)
-    if f.invoice.totals.amount_due.value is None and f.invoice.totals.prepaid.value is None:
+    terms = f.amount_due_terms
+    if f.invoice.totals.amount_due.value is None and not prepaid_stated:
         return _skipped("amount_due_not_shown", {"payable": "the gross total"})
     if gross is None or due is None or prepaid is None:
         return _skipped("amounts_missing")
-    expected = gross - prepaid + rounding
+    expected = gross - prepaid + rounding + terms.third_party_paid
     reads = ("totals.gross", *_present(f, "totals.prepaid", "totals.rounding"), "totals.amount_due")
+    if not prepaid_stated and not terms.states_prepaid and Decimal(0) <= expected - due:
+        # A profile with no prepaid element: what due falls short of gross was paid before.
+        return _Result(PASSED, detail={"prepaid_the_profile_cannot_state": _money(expected - due)}, reads=reads)
     if abs(expected - due) > f.unit:
         detail = {
             "gross": _money(gross),
@@ -805,6 +834,8 @@ def _check_amount_due(f: _Facts) -> _Result:
         }
         if rounding:
             detail["rounding"] = _money(rounding)
+        if terms.third_party_paid:
+            detail["third_party_paid"] = _money(terms.third_party_paid)
         return _Result(FAILED, "amount_due_mismatch", "totals.amount_due", detail, reads=reads, blames=reads)
     return _Result(PASSED, reads=reads)
 

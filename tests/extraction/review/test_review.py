@@ -43,6 +43,7 @@ from tests.factories import INVOICES, make_document, make_job, make_tenant, uniq
 
 ELEKTRON = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_Elektron.pdf"  # gross 300.00, valid VAT id/IBAN
 RABATTE = INVOICES / "zugferd-corpus/XML-Rechnung/CII/EN16931_Rabatte.cii.xml"  # allowances, a charge, prepaid
+THIRD_PARTY = INVOICES / "xrechnung-testsuite/business-cases/extension/05.01a-INVOICE_ubl.xml"  # BG-DEX-09
 QUEUE_URL = "/admin/extraction/extractionjob/review/"
 
 _TEXT_CACHE: dict[str, tuple[DocumentText, str]] = {}
@@ -70,13 +71,15 @@ def job_in_review(
     document_text: DocumentText | None = None,
     schema: str = "invoice.v1",
     document_bytes: bytes | None = None,
+    einvoice: dict[str, Any] | None = None,
 ) -> ExtractionJob:
     """A job driven through the real lifecycle to REVIEW_REQUIRED, judged by the real validator.
 
     By default: the Elektron invoice whose extracted gross total was misread as 3000.00, its
     text stored with where each word is printed. ``document_bytes``: the uploaded file (by
     default bytes no page image can be rendered of, so the screen shows text only); with
-    them, the output's evidence gets its boxes as a worker's result does."""
+    them, the output's evidence gets its boxes as a worker's result does. ``einvoice``: the
+    result's e-invoice provenance, as the worker keeps it beside the verdict."""
     extracted_text, extracted = _elektron()
     if document_text is None:
         document_text = DocumentText(pages=pages) if pages is not None else extracted_text
@@ -108,7 +111,7 @@ def job_in_review(
         state=JobState.REVIEW_REQUIRED,
         document=document,
         output=output,
-        validation=outcome.as_dict(),
+        validation={**outcome.as_dict(), **({"einvoice": einvoice} if einvoice else {})},
         policy_version=outcome.policy_version,
         worker_id="review-test",
         schema=schema,
@@ -237,6 +240,37 @@ def test_a_v2_job_in_review_shows_its_allowances_and_is_approved_as_v2(elektron_
     assert stored.output["schema"] == "invoice.v2"
     assert stored.output["allowances"][1]["amount"]["value"] == "13.73"
     assert stored.validation["reasons"] == []
+
+
+def test_an_approval_counts_the_xmls_third_party_payments_in_the_amount_due(elektron_buyer):
+    invoice = read_einvoice(THIRD_PARTY.read_bytes())
+    rendering = render(invoice)
+    output = with_gross(invoice_answer(invoice, rendering, page=1, schema="invoice.v2"), "999.00")
+    supplier = output["supplier"]
+    Supplier.objects.create(
+        tenant=elektron_buyer, name=supplier["name"]["value"], vat_id=supplier["vat_id"]["value"], iban=""
+    )
+    job = job_in_review(
+        elektron_buyer,
+        document_text=DocumentText(pages=(rendering.text,), source="einvoice_xml", einvoice_page=1),
+        output=output,
+        schema="invoice.v2",
+        einvoice={"profile": "XRechnung (UBL)", "third_party_paid": "29.96"},
+    )
+
+    result = review.approve_review(
+        job_id=job.pk,
+        reviewer=staff(elektron_buyer),
+        seen_state_version=job.state_version,
+        corrections={"totals.gross": "336.9"},  # as the XML writes it
+    )
+
+    # 336.90 gross + 29.96 paid to third parties is the 366.86 due, as the XML says.
+    assert (result.status, result.reasons) == (review.APPROVED, [])
+    amount_due = next(
+        c for c in ExtractionResult.objects.get(job_id=job.pk).validation["checks"] if c["check"] == "amount_due"
+    )
+    assert amount_due["status"] == "passed"
 
 
 def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(elektron_buyer):

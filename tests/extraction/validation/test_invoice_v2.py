@@ -5,6 +5,7 @@ charge, a price per 100 units or a rounding amount pass. invoice.v1 keeps its ow
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,14 @@ from extraction.einvoice.answer import invoice_answer
 from extraction.einvoice.rendering import render
 from extraction.intake.text import DocumentText
 from extraction.providers.einvoice import answer_from_einvoice
-from extraction.validation.policy import MasterData, SupplierRecord, ValidationOutcome, check_invoice
+from extraction.validation.policy import (
+    NO_TERMS,
+    AmountDueTerms,
+    MasterData,
+    SupplierRecord,
+    ValidationOutcome,
+    check_invoice,
+)
 from extraction.validation.schema import (
     InvoiceV1,
     InvoiceV2,
@@ -35,6 +43,10 @@ KOSTENRECHNUNG = (
 # Unit prices per 3 units (BT-149).
 PER_THREE = INVOICES / "factur-x-python/fixtures/xml/factur-x-en16931.xml"
 ROUNDED = INVOICES / "xrechnung-testsuite/business-cases/standard/01.17a-INVOICE_ubl.xml"
+# XRechnung's extension: 19.96 + 10.00 paid to third parties through the invoice (BG-DEX-09).
+THIRD_PARTY = INVOICES / "xrechnung-testsuite/business-cases/extension/05.01a-INVOICE_ubl.xml"
+# Factur-X MINIMUM: gross 671.15, due 470.15, and no element for what was prepaid.
+FR_MINIMUM = INVOICES / "zugferd-corpus/ZUGFeRDv2/correct/FNFE-factur-x-examples/Facture_FR_MINIMUM.embedded.xml"
 
 
 def answered(xml: bytes, schema: str) -> tuple[InvoiceV1, DocumentText]:
@@ -44,7 +56,7 @@ def answered(xml: bytes, schema: str) -> tuple[InvoiceV1, DocumentText]:
     return parse_invoice(json.dumps(invoice_answer(invoice, rendering, page=1, schema=schema)), schema=schema), document
 
 
-def judged(xml: bytes, schema: str) -> ValidationOutcome:
+def judged(xml: bytes, schema: str, terms: AmountDueTerms = NO_TERMS) -> ValidationOutcome:
     """The policy's verdict, with master data listing the supplier exactly as the XML states it
     (the corpus's German samples use dummy VAT ids)."""
     invoice, document = answered(xml, schema)
@@ -59,6 +71,7 @@ def judged(xml: bytes, schema: str) -> ValidationOutcome:
         allowed_currencies=["EUR"],
         overrides={},
         master=MasterData(has_records=True, supplier=supplier, matched_by="vat_id"),
+        amount_due_terms=terms,
     )
 
 
@@ -196,3 +209,40 @@ def test_a_v1_job_refuses_a_v2_answer():
         SchemaValidationError, match=r"^output does not match invoice.v1: schema: Input should be 'invoice.v1'"
     ):
         parse_invoice(json.dumps(v2.to_json_dict()), schema="invoice.v1")
+
+
+def terms_of(xml: bytes) -> tuple[AmountDueTerms, dict[str, Any]]:
+    _, document = answered(xml, "invoice.v2")
+    answer = answer_from_einvoice(xml, document, schema="invoice.v2")
+    assert answer is not None
+    return answer.amount_due_terms, answer.provenance()
+
+
+def test_third_party_payments_are_part_of_the_amount_due():
+    xml = THIRD_PARTY.read_bytes()
+    terms, provenance = terms_of(xml)
+
+    assert terms == AmountDueTerms(third_party_paid=Decimal("29.96"), states_prepaid=True)
+    assert provenance["third_party_paid"] == "29.96"
+    assert check(judged(xml, "invoice.v2", terms), "amount_due")["status"] == "passed"
+    # Without them, 336.90 gross is not the 366.86 due: what BR-CO-16 alone says.
+    alone = check(judged(xml, "invoice.v2"), "amount_due")
+    assert (alone["status"], alone["reason"]) == ("failed", "amount_due_mismatch")
+
+
+def test_a_profile_with_no_prepaid_element_explains_a_lower_amount_due():
+    xml = FR_MINIMUM.read_bytes()
+    terms, provenance = terms_of(xml)
+
+    assert terms == AmountDueTerms(third_party_paid=Decimal(0), states_prepaid=False)
+    assert provenance["states_prepaid"] is False
+    amount_due = check(judged(xml, "invoice.v2", terms), "amount_due")
+    assert (amount_due["status"], amount_due["detail"]) == ("passed", {"prepaid_the_profile_cannot_state": "201.00"})
+
+
+def test_a_profile_with_no_prepaid_element_cannot_explain_more_due_than_gross():
+    xml = FR_MINIMUM.read_bytes().replace(b">470.15</ram:DuePayableAmount>", b">700.00</ram:DuePayableAmount>")
+    terms, _ = terms_of(xml)
+
+    amount_due = check(judged(xml, "invoice.v2", terms), "amount_due")
+    assert (amount_due["status"], amount_due["reason"]) == ("failed", "amount_due_mismatch")
