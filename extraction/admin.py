@@ -209,6 +209,7 @@ class ExtractionJobAdmin(TenantScopedAdmin):
             support=support,
             override=request.POST.get("override") == "on",
             comment=comment,
+            not_duplicate=request.POST.get("not_duplicate") == "on",
         )
 
     def _render_review(
@@ -260,10 +261,27 @@ class ExtractionJobAdmin(TenantScopedAdmin):
             "refusal": refusal,
             "comment": submitted.get("comment", "") if submitted else "",
             "override_checked": bool(submitted and submitted.get("override") == "on"),
+            # A possible duplicate: the earlier job, for the reviewer to compare before releasing.
+            "duplicate_of": _duplicate_of(validation),
+            "not_duplicate_checked": bool(submitted and submitted.get("not_duplicate") == "on"),
             "queue_url": reverse("admin:extraction_review_queue"),
             "next_url": _next_in_queue(request, job),
         }
         return TemplateResponse(request, "admin/extraction/review_job.html", context, status=status)
+
+
+def _duplicate_of(validation: dict[str, Any]) -> dict[str, Any] | None:
+    """The failed ``possible_duplicate`` check's earlier job and what matched, else None."""
+    for check in validation.get("checks", []):
+        if check.get("check") == "possible_duplicate" and check.get("status") == "failed":
+            detail = check.get("detail") or {}
+            earlier = detail.get("earlier_job_id")
+            return {
+                "job_id": earlier,
+                "matched": detail.get("matched") or {},
+                "url": reverse("admin:extraction_extractionjob_change", args=[earlier]) if earlier else None,
+            }
+    return None
 
 
 class PermissionDeniedPage(Http404):

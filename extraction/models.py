@@ -358,6 +358,28 @@ class ExtractionResult(models.Model):
         db_table = "extraction_results"
 
 
+class InvoiceFingerprint(models.Model):
+    """One way of naming the invoice a job read (VAL-5): its document type, its supplier (by VAT
+    id, IBAN or name), its number, and its issue date or gross total, as one normalized key.
+    The first job of a tenant to claim a key holds it; a later job whose invoice has a key
+    another job holds is a possible duplicate of that job. The unique constraint decides
+    between two copies completing at once (extraction/validation/duplicates.sql)."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    fingerprint = models.CharField(max_length=600)
+    job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="+")
+    # What the key is made of, as the job read it: {"supplier": {"vat_id": …}, "invoice_number": …, …}
+    matched = models.JSONField()
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "invoice_fingerprints"
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "fingerprint"], name="invoice_fingerprint_unique_per_tenant"),
+        ]
+
+
 class ExtractedText(models.Model):
     """A document version's text, extracted once by a worker and kept: evidence offsets in
     every result of this document refer to these exact page strings."""

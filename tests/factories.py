@@ -238,9 +238,10 @@ def submit(
     options: dict[str, Any] | None = None,
     schema: str | None = None,
 ) -> str:
-    """Upload ``content`` (default: the sample invoice) and request its extraction through the
-    API, as a client does: the job's id."""
-    document = upload_document(ctx.client, content or SAMPLE_TEXT.encode(), name="invoice.txt")
+    """Upload ``content`` (default: the sample invoice with a number of its own, so that jobs
+    submitted one after another are not each other's duplicates) and request its extraction
+    through the API, as a client does: the job's id."""
+    document = upload_document(ctx.client, content or unique_invoice(), name="invoice.txt")
     body: dict[str, Any] = {"document_id": document["id"]}
     if options:
         body["options"] = options

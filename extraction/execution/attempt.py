@@ -49,6 +49,7 @@ from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
 from extraction.validation.cross_check import judged_with_model
 from extraction.validation.derivation import derive_missing
+from extraction.validation.duplicates import with_duplicate_check
 from extraction.validation.evidence import relocate_evidence, with_boxes
 from extraction.validation.fields import ReadingSource, Sources
 from extraction.validation.policy import NO_TERMS, AmountDueTerms, ValidationOutcome, validate_extraction
@@ -474,6 +475,13 @@ def _judge_and_complete(
             # Under a changed policy the readings were weighed with the old one's judgements;
             # only the combined answer is judged again (the weighing is the rare case's detail).
             verdict = compared(verdict)
+        # The invoice's fingerprints claimed for this job (VAL-5); the claim is idempotent, so
+        # the rare second run after a dead connection claims the same keys again.
+        verdict = read_after_model_call(
+            functools.partial(
+                with_duplicate_check, verdict, tenant_id=claim.tenant_id, job_id=claim.job_id, invoice=invoice
+            )
+        )
         validation = {**verdict.as_dict(), **extra}
         # Written with the completions of the process's other slots (execution.completions);
         # this row's verdict is back before anything below runs.

@@ -35,6 +35,7 @@ from extraction.intake.geometry import boxes_for, geometry_from_json
 from extraction.intake.text import DocumentText
 from extraction.models import ExtractedText, ExtractionJob, ExtractionResult, JobState
 from extraction.validation.derivation import derive_missing
+from extraction.validation.duplicates import with_duplicate_check
 from extraction.validation.evidence import find_quote, printed_numbers
 from extraction.validation.policy import AmountDueTerms, validate_extraction
 from extraction.validation.schema import InvoiceOutputError, parse_invoice
@@ -281,6 +282,7 @@ def approve_review(
     support: Mapping[str, CorrectionSupport] | None = None,
     override: bool = False,
     comment: str = "",
+    not_duplicate: bool = False,
 ) -> ReviewResult:
     """Approve a REVIEW_REQUIRED job (→ SUCCEEDED, ``extraction.completed.v1``).
 
@@ -288,7 +290,9 @@ def approve_review(
     2. Evidence each correction that changes something (``support``: the reviewer's selection or
        reason per field); one printed nowhere and without a reason → refused, naming it.
     3. Apply the corrections, with their evidence, to the stored output; parse it as its schema.
-    4. Re-validate under the current policy, the corrected fields attested by the reviewer.
+    4. Re-validate under the current policy, the corrected fields attested by the reviewer, and
+       look for an earlier job holding the invoice as corrected (``possible_duplicate``, which
+       ``not_duplicate`` releases: the reviewer says it is another invoice).
     5. Blocking failures → refused with the reasons, unless ``override`` with a comment.
     6. ``decide_review`` guarded on ``seen_state_version``: False → conflict, nothing written.
     """
@@ -366,6 +370,13 @@ def approve_review(
         relocation["field"]
         for relocation in result.validation.get("evidence_relocated") or ()
         if relocation["field"] not in changed
+    )
+    outcome = with_duplicate_check(
+        outcome,
+        tenant_id=job.tenant_id,
+        job_id=job.pk,
+        invoice=invoice,
+        released_by=reviewer.get_username() if not_duplicate else None,
     )
     validation = outcome.as_dict()
     if outcome.review_required:

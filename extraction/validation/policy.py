@@ -94,8 +94,8 @@ from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1,
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 
 # .3: lines_sum names its direction (line_items_incomplete / _exceed) and counts an e-invoice's
-# document-level allowances and charges in a v1 answer.
-POLICY_VERSION = "invoice-checks.3"
+# document-level allowances and charges in a v1 answer. .4: possible_duplicate.
+POLICY_VERSION = "invoice-checks.4"
 
 BLOCKING = "blocking"
 WARNING = "warning"
@@ -117,6 +117,8 @@ DEFAULT_SEVERITIES: dict[str, str] = {
     "evidence_values": BLOCKING,
     "required_fields": BLOCKING,
     "visible_matches_embedded": BLOCKING,
+    # Judged when the job completes, against the tenant's other jobs (extraction.validation.duplicates).
+    "possible_duplicate": BLOCKING,
 }
 CHECKS = tuple(DEFAULT_SEVERITIES)
 
@@ -211,6 +213,21 @@ class ValidationOutcome:
                 differing=differing,
                 source=source,
             ),
+        )
+
+    def with_check(self, check: dict[str, Any]) -> ValidationOutcome:
+        """This outcome with one more check judged outside the policy, about the job rather
+        than a value (a possible duplicate): a failed blocking one is a review reason like any
+        other; no field's trust changes."""
+        reasons = list(self.reasons)
+        if check["status"] == FAILED and check["severity"] == BLOCKING and check["reason"] not in reasons:
+            reasons.append(check["reason"])
+        return replace(
+            self,
+            review_required=bool(reasons),
+            checks=[*(c for c in self.checks if c["check"] != check["check"]), check],
+            reasons=reasons,
+            severities={**self.severities, check["check"]: check["severity"]},
         )
 
     def with_relocated(self, paths: Iterable[str]) -> ValidationOutcome:
@@ -1143,6 +1160,12 @@ def _check_visible_matches_embedded(f: _Facts) -> _Result:
     return _Result(PASSED, detail={"fields_compared": list(compared)}, reads=compared)
 
 
+def _check_possible_duplicate(_facts: _Facts) -> _Result:
+    # An answer alone cannot say whether the tenant's other jobs hold the same invoice: the job's
+    # completion judges that in the database (extraction.validation.duplicates), in this place.
+    return _skipped("judged_when_the_job_completes")
+
+
 _CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {
     "field_types": _check_field_types,
     "line_amounts": _check_line_amounts,
@@ -1158,5 +1181,6 @@ _CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {
     "evidence_values": _check_evidence_values,
     "required_fields": _check_required_fields,
     "visible_matches_embedded": _check_visible_matches_embedded,
+    "possible_duplicate": _check_possible_duplicate,
 }
 assert tuple(_CHECK_FUNCTIONS) == CHECKS

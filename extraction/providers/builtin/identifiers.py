@@ -68,22 +68,32 @@ def _prefixed_vat_ids(line: TextLine) -> Iterator[_TaxId]:
     for match in _VAT_CANDIDATE.finditer(line.text):
         country = match[1]
         body_chars = [c for c in match[2] if c.isalnum()]
-        # The grab is greedy; the id is the longest prefix (by characters) the country accepts.
-        taken = None
+        # The grab is greedy; the id is the longest prefix (by characters) the country accepts,
+        # which may leave a suffix ("NO 123 456 789 MVA") but never cuts a run of digits: the
+        # first eight digits of "ATU123456789" are not an id printed there.
+        taken = end = None
         for length in range(len(body_chars), 0, -1):
-            if _is_vat_id_shaped(country + "".join(body_chars[:length])):
-                taken = length
-                break
-        if taken is None:
+            if not _is_vat_id_shaped(country + "".join(body_chars[:length])):
+                continue
+            end = _end_of(line.text, match.start(2), length)
+            if end < len(line.text) and line.text[end].isdigit():
+                continue
+            taken = length
+            break
+        if taken is None or end is None:
             continue
-        end = match.start(2)
-        seen = 0
-        while seen < taken:
-            if line.text[end].isalnum():
-                seen += 1
-            end += 1
         labelled = bool(_VAT_LABEL.search(line.text[max(0, match.start() - 30) : match.start()]))
         yield _TaxId(match.start(), end, country + "".join(body_chars[:taken]), labelled)
+
+
+def _end_of(text: str, start: int, characters: int) -> int:
+    """Where the first ``characters`` letters and digits from ``start`` end in ``text``."""
+    end, seen = start, 0
+    while seen < characters:
+        if text[end].isalnum():
+            seen += 1
+        end += 1
+    return end
 
 
 _TURKISH_TAX_ID = re.compile(r"(?<!\d)\d{10,11}(?!\d)")

@@ -250,6 +250,17 @@ def test_vat_ids_are_read_in_every_form_python_stdnum_knows():
     assert swiss["supplier"]["vat_id"]["evidence"]["quote"] == "CHE-116.281.710 MWST"
 
 
+def test_a_vat_id_is_never_the_first_digits_of_a_longer_number():
+    # The XRechnung test suite's placeholder "ATU123456789" has one digit more than an Austrian
+    # VAT id: its first eight digits are not an id printed there. A suffix may still follow.
+    austrian = extract_invoice(DocumentText(pages=("Verkäufer:\nMuster GmbH\nUSt-IdNr.: ATU123456789\n",)))
+    german = extract_invoice(DocumentText(pages=("Lieferant:\nMuster AG\nUSt-IdNr.: DE 123 456 789 MWST\n",)))
+
+    assert austrian["supplier"]["vat_id"]["value"] is None
+    assert _value(german["supplier"]["vat_id"]) == "DE123456789"
+    assert german["supplier"]["vat_id"]["evidence"]["quote"] == "DE 123 456 789"
+
+
 def test_builtin_provider_answers_with_invoice_json():
     document = _document(f"{ZUGFERD}/XML-Rechnung/FX/EN16931_Einfach.pdf")
     request = ProviderRequest(

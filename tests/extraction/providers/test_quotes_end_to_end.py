@@ -323,7 +323,9 @@ def test_a_job_in_the_quotes_format_ends_as_the_same_documents_job_in_invoice_v1
     policies, server = answer_format_policies
     # A Factur-X PDF: the model reads its visible pages only when the tenant turns e-invoice intake off.
     tenant.tenant.einvoice_intake = EInvoiceIntake.MODEL_ONLY
-    tenant.tenant.save(update_fields=["einvoice_intake"])
+    # The same document extracted twice on purpose: not a duplicate to hold back.
+    tenant.tenant.validation_overrides = {"possible_duplicate": "off"}
+    tenant.tenant.save(update_fields=["einvoice_intake", "validation_overrides"])
     document = make_document(tenant.tenant, content=EINFACH.read_bytes(), filename="EN16931_Einfach.pdf")
     ended: dict[str, tuple[str, list[str], dict[str, Any], dict[str, Any]]] = {}
     for answer_format in ("invoice.v1", "quotes"):

@@ -35,6 +35,7 @@ from extraction.models import (
 )
 from extraction.providers.builtin import extract_invoice
 from extraction.review import decisions as review
+from extraction.validation.duplicates import duplicate_check
 from extraction.validation.evidence import with_boxes
 from extraction.validation.fields import ReadingSource
 from extraction.validation.policy import validate_extraction
@@ -271,6 +272,49 @@ def test_an_approval_counts_the_xmls_third_party_payments_in_the_amount_due(elek
         c for c in ExtractionResult.objects.get(job_id=job.pk).validation["checks"] if c["check"] == "amount_due"
     )
     assert amount_due["status"] == "passed"
+
+
+def test_a_possible_duplicate_is_approved_only_when_the_reviewer_releases_it(elektron_buyer):
+    _, right = _elektron()
+    earlier = make_job(elektron_buyer, state=JobState.SUCCEEDED, output=right)
+    assert (
+        duplicate_check(
+            tenant_id=elektron_buyer.pk,
+            job_id=earlier.pk,
+            invoice=parse_invoice(json.dumps(right), schema="invoice.v1"),
+        )["status"]
+        == "passed"
+    )
+    job = job_in_review(elektron_buyer)  # the same invoice, its gross misread
+    reviewer = staff(elektron_buyer)
+    corrected = {"totals.gross": "300.00"}
+
+    held = review.approve_review(
+        job_id=job.pk, reviewer=reviewer, seen_state_version=job.state_version, corrections=corrected
+    )
+    assert (held.status, held.reasons) == (review.REFUSED, ["possible_duplicate"])
+    duplicate = next(c for c in held.validation["checks"] if c["check"] == "possible_duplicate")
+    assert duplicate["detail"]["earlier_job_id"] == str(earlier.pk)
+
+    released = review.approve_review(
+        job_id=job.pk,
+        reviewer=reviewer,
+        seen_state_version=job.state_version,
+        corrections=corrected,
+        not_duplicate=True,
+    )
+
+    assert (released.status, released.reasons) == (review.APPROVED, [])
+    check = next(
+        c
+        for c in ExtractionResult.objects.get(job_id=job.pk).validation["checks"]
+        if c["check"] == "possible_duplicate"
+    )
+    assert (check["status"], check["detail"]["released_by"], check["detail"]["earlier_job_id"]) == (
+        "passed",
+        reviewer.get_username(),
+        str(earlier.pk),
+    )
 
 
 def test_correction_that_still_fails_blocking_checks_is_refused_with_reasons(elektron_buyer):
