@@ -597,3 +597,67 @@ class SupersededResult(models.Model):
 
     class Meta:
         db_table = "extraction_superseded_results"
+
+
+class BatchSource(models.TextChoices):
+    FILES = "files"  # many file parts of one multipart request
+    ARCHIVE = "archive"  # one zip archive
+
+
+class ExtractionBatch(models.Model):
+    """Many files accepted in one request (``POST /api/v1/extraction-batches``) under one
+    idempotency key and one set of job options. Each file's outcome, a job or the problem that
+    refused it, is an :class:`ExtractionBatchItem` (extraction/intake/batches.py)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="batches")
+    idempotency_key = models.CharField(max_length=255)
+    # Over the job options and every file's digest in order (or the archive's): the same key
+    # with another request is a conflict, as for a job.
+    request_hash = models.CharField(max_length=64)
+    source = models.CharField(max_length=16, choices=BatchSource.choices)
+    schema = models.CharField(max_length=32)
+    # The job options as the API names them (model_policy, priority, deadline_seconds), defaults applied.
+    options = models.JSONField(default=dict)
+    file_count = models.PositiveIntegerField()
+    created_at = models.DateTimeField(db_default=Now())
+    # When every file had its item; null while the acceptance runs, or if it was interrupted
+    # (a replay with the same key completes it).
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "extraction_batches"
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "idempotency_key"], name="batch_unique_idempotency_key"),
+            models.CheckConstraint(condition=Q(source__in=BatchSource.values), name="batch_source_valid"),
+        ]
+
+
+class ExtractionBatchItem(models.Model):
+    """One file of a batch: its job, or the problem that refused it (exactly one of the two).
+    Written in the transaction that accepts the file's job, so a committed job of a batch
+    always has its item."""
+
+    id = models.BigAutoField(primary_key=True)
+    batch = models.ForeignKey(ExtractionBatch, on_delete=models.CASCADE, related_name="items")
+    # The file's place in the request (or among the archive's files), from 0.
+    position = models.PositiveIntegerField()
+    # The name as sent, for display only: never used as a path.
+    filename = models.CharField(max_length=255, blank=True, default="")
+    # Null when the file was refused before it was stored (too large, not a document, …).
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    job = models.ForeignKey(ExtractionJob, null=True, blank=True, on_delete=models.PROTECT, related_name="batch_items")
+    # RFC 9457 problem details of a refusal: {"type", "title", "status", "detail", …}.
+    problem = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "extraction_batch_items"
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "position"], name="batch_item_unique_position"),
+            models.CheckConstraint(
+                condition=Q(job__isnull=False, problem__isnull=True) | Q(job__isnull=True, problem__isnull=False),
+                name="batch_item_job_or_problem",
+            ),
+        ]
