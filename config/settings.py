@@ -362,6 +362,21 @@ API_MAX_JSON_BODY_BYTES = env_int("API_MAX_JSON_BODY_BYTES", 64 * 1024)
 DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 20 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_JSON_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Batches (POST /api/v1/extraction-batches, docs/batches.md). The files of one batch, as
+# multipart parts or in one zip archive: a batch is accepted within its request, so this also
+# bounds how long the request takes, which must stay well within the web server's worker
+# timeout (bench/batch_bench.py measures 1,000 one-page PDFs).
+BATCH_MAX_FILES = env_int("BATCH_MAX_FILES", 1000)
+# The largest batch body: the files (each also within DOCUMENT_MAX_BYTES) or the archive.
+BATCH_MAX_BYTES = env_int("BATCH_MAX_BYTES", 256 * 1024 * 1024)
+# An archive's files together, as its directory declares them, checked before any is read.
+BATCH_ARCHIVE_MAX_UNCOMPRESSED_BYTES = env_int("BATCH_ARCHIVE_MAX_UNCOMPRESSED_BYTES", 1024 * 1024 * 1024)
+# A file of an archive that expands more than this many times is refused as a bomb; documents
+# compress far less (a PDF barely, an XML e-invoice some 5 to 20 times).
+BATCH_ARCHIVE_MAX_RATIO = env_int("BATCH_ARCHIVE_MAX_RATIO", 100)
+# Django's own count of file parts stops a request past it with a bare 400: one above the
+# batch's, so a batch over BATCH_MAX_FILES gets the batch's problem instead.
+DATA_UPLOAD_MAX_NUMBER_FILES = BATCH_MAX_FILES + 1
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

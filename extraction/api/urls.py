@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from extraction.api import operator_actions, views
+from extraction.api import batches, operator_actions, views
 
 # Mounted under api/v1/ (config/urls.py).
 urlpatterns = [
@@ -15,6 +15,8 @@ urlpatterns = [
     ),
     path("extraction-jobs", views.ExtractionJobListCreateView.as_view(), name="extraction-job-list"),
     path("extraction-jobs/<uuid:job_id>", views.ExtractionJobDetailView.as_view(), name="extraction-job-detail"),
+    path("extraction-batches", batches.BatchCreateView.as_view(), name="extraction-batch-list"),
+    path("extraction-batches/<uuid:batch_id>", batches.BatchDetailView.as_view(), name="extraction-batch-detail"),
     path("extraction-jobs/rerun", operator_actions.JobRerunView.as_view(), name="extraction-jobs-rerun"),
     path("extraction-jobs/cancel", operator_actions.JobCancelView.as_view(), name="extraction-jobs-cancel"),
     path("operator-actions", operator_actions.OperatorActionListView.as_view(), name="operator-action-list"),

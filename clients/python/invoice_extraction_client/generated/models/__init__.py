@@ -8,6 +8,27 @@ from .allowance_or_charge_reason import AllowanceOrChargeReason
 from .allowance_or_charge_reason_code import AllowanceOrChargeReasonCode
 from .allowance_or_charge_tax_category import AllowanceOrChargeTaxCategory
 from .allowance_or_charge_tax_rate import AllowanceOrChargeTaxRate
+from .batch_accepted import BatchAccepted
+from .batch_accepted_items_item import BatchAcceptedItemsItem
+from .batch_accepted_items_item_document_type_0 import (
+    BatchAcceptedItemsItemDocumentType0,
+)
+from .batch_accepted_items_item_job_type_0 import BatchAcceptedItemsItemJobType0
+from .batch_accepted_items_item_job_type_0_state import (
+    BatchAcceptedItemsItemJobType0State,
+)
+from .batch_accepted_options import BatchAcceptedOptions
+from .batch_accepted_schema import BatchAcceptedSchema
+from .batch_accepted_states import BatchAcceptedStates
+from .batch_create_request import BatchCreateRequest
+from .batch_detail import BatchDetail
+from .batch_detail_items_item import BatchDetailItemsItem
+from .batch_detail_items_item_document_type_0 import BatchDetailItemsItemDocumentType0
+from .batch_detail_items_item_job_type_0 import BatchDetailItemsItemJobType0
+from .batch_detail_items_item_job_type_0_state import BatchDetailItemsItemJobType0State
+from .batch_detail_options import BatchDetailOptions
+from .batch_detail_schema import BatchDetailSchema
+from .batch_detail_states import BatchDetailStates
 from .document import Document
 from .document_upload_request import DocumentUploadRequest
 from .endpoint_create_request import EndpointCreateRequest
@@ -207,6 +228,123 @@ from .v1_documents_retrieve_response_406_status import (
     V1DocumentsRetrieveResponse406Status,
 )
 from .v1_documents_retrieve_response_406_type import V1DocumentsRetrieveResponse406Type
+from .v1_extraction_batches_create_response_400 import (
+    V1ExtractionBatchesCreateResponse400,
+)
+from .v1_extraction_batches_create_response_400_status import (
+    V1ExtractionBatchesCreateResponse400Status,
+)
+from .v1_extraction_batches_create_response_400_type import (
+    V1ExtractionBatchesCreateResponse400Type,
+)
+from .v1_extraction_batches_create_response_401 import (
+    V1ExtractionBatchesCreateResponse401,
+)
+from .v1_extraction_batches_create_response_401_status import (
+    V1ExtractionBatchesCreateResponse401Status,
+)
+from .v1_extraction_batches_create_response_401_type import (
+    V1ExtractionBatchesCreateResponse401Type,
+)
+from .v1_extraction_batches_create_response_403 import (
+    V1ExtractionBatchesCreateResponse403,
+)
+from .v1_extraction_batches_create_response_403_status import (
+    V1ExtractionBatchesCreateResponse403Status,
+)
+from .v1_extraction_batches_create_response_403_type import (
+    V1ExtractionBatchesCreateResponse403Type,
+)
+from .v1_extraction_batches_create_response_406 import (
+    V1ExtractionBatchesCreateResponse406,
+)
+from .v1_extraction_batches_create_response_406_status import (
+    V1ExtractionBatchesCreateResponse406Status,
+)
+from .v1_extraction_batches_create_response_406_type import (
+    V1ExtractionBatchesCreateResponse406Type,
+)
+from .v1_extraction_batches_create_response_409 import (
+    V1ExtractionBatchesCreateResponse409,
+)
+from .v1_extraction_batches_create_response_409_status import (
+    V1ExtractionBatchesCreateResponse409Status,
+)
+from .v1_extraction_batches_create_response_409_type import (
+    V1ExtractionBatchesCreateResponse409Type,
+)
+from .v1_extraction_batches_create_response_413 import (
+    V1ExtractionBatchesCreateResponse413,
+)
+from .v1_extraction_batches_create_response_413_status import (
+    V1ExtractionBatchesCreateResponse413Status,
+)
+from .v1_extraction_batches_create_response_413_type import (
+    V1ExtractionBatchesCreateResponse413Type,
+)
+from .v1_extraction_batches_create_response_415 import (
+    V1ExtractionBatchesCreateResponse415,
+)
+from .v1_extraction_batches_create_response_415_status import (
+    V1ExtractionBatchesCreateResponse415Status,
+)
+from .v1_extraction_batches_create_response_415_type import (
+    V1ExtractionBatchesCreateResponse415Type,
+)
+from .v1_extraction_batches_create_response_422 import (
+    V1ExtractionBatchesCreateResponse422,
+)
+from .v1_extraction_batches_create_response_422_status import (
+    V1ExtractionBatchesCreateResponse422Status,
+)
+from .v1_extraction_batches_create_response_422_type import (
+    V1ExtractionBatchesCreateResponse422Type,
+)
+from .v1_extraction_batches_retrieve_response_400 import (
+    V1ExtractionBatchesRetrieveResponse400,
+)
+from .v1_extraction_batches_retrieve_response_400_status import (
+    V1ExtractionBatchesRetrieveResponse400Status,
+)
+from .v1_extraction_batches_retrieve_response_400_type import (
+    V1ExtractionBatchesRetrieveResponse400Type,
+)
+from .v1_extraction_batches_retrieve_response_401 import (
+    V1ExtractionBatchesRetrieveResponse401,
+)
+from .v1_extraction_batches_retrieve_response_401_status import (
+    V1ExtractionBatchesRetrieveResponse401Status,
+)
+from .v1_extraction_batches_retrieve_response_401_type import (
+    V1ExtractionBatchesRetrieveResponse401Type,
+)
+from .v1_extraction_batches_retrieve_response_403 import (
+    V1ExtractionBatchesRetrieveResponse403,
+)
+from .v1_extraction_batches_retrieve_response_403_status import (
+    V1ExtractionBatchesRetrieveResponse403Status,
+)
+from .v1_extraction_batches_retrieve_response_403_type import (
+    V1ExtractionBatchesRetrieveResponse403Type,
+)
+from .v1_extraction_batches_retrieve_response_404 import (
+    V1ExtractionBatchesRetrieveResponse404,
+)
+from .v1_extraction_batches_retrieve_response_404_status import (
+    V1ExtractionBatchesRetrieveResponse404Status,
+)
+from .v1_extraction_batches_retrieve_response_404_type import (
+    V1ExtractionBatchesRetrieveResponse404Type,
+)
+from .v1_extraction_batches_retrieve_response_406 import (
+    V1ExtractionBatchesRetrieveResponse406,
+)
+from .v1_extraction_batches_retrieve_response_406_status import (
+    V1ExtractionBatchesRetrieveResponse406Status,
+)
+from .v1_extraction_batches_retrieve_response_406_type import (
+    V1ExtractionBatchesRetrieveResponse406Type,
+)
 from .v1_extraction_jobs_cancel_response_201 import V1ExtractionJobsCancelResponse201
 from .v1_extraction_jobs_cancel_response_400 import V1ExtractionJobsCancelResponse400
 from .v1_extraction_jobs_cancel_response_400_status import (
@@ -953,6 +1091,23 @@ __all__ = (
     "AllowanceOrChargeReasonCode",
     "AllowanceOrChargeTaxCategory",
     "AllowanceOrChargeTaxRate",
+    "BatchAccepted",
+    "BatchAcceptedItemsItem",
+    "BatchAcceptedItemsItemDocumentType0",
+    "BatchAcceptedItemsItemJobType0",
+    "BatchAcceptedItemsItemJobType0State",
+    "BatchAcceptedOptions",
+    "BatchAcceptedSchema",
+    "BatchAcceptedStates",
+    "BatchCreateRequest",
+    "BatchDetail",
+    "BatchDetailItemsItem",
+    "BatchDetailItemsItemDocumentType0",
+    "BatchDetailItemsItemJobType0",
+    "BatchDetailItemsItemJobType0State",
+    "BatchDetailOptions",
+    "BatchDetailSchema",
+    "BatchDetailStates",
     "Document",
     "DocumentUploadRequest",
     "EndpointCreateRequest",
@@ -1096,6 +1251,45 @@ __all__ = (
     "V1DocumentsRetrieveResponse406",
     "V1DocumentsRetrieveResponse406Status",
     "V1DocumentsRetrieveResponse406Type",
+    "V1ExtractionBatchesCreateResponse400",
+    "V1ExtractionBatchesCreateResponse400Status",
+    "V1ExtractionBatchesCreateResponse400Type",
+    "V1ExtractionBatchesCreateResponse401",
+    "V1ExtractionBatchesCreateResponse401Status",
+    "V1ExtractionBatchesCreateResponse401Type",
+    "V1ExtractionBatchesCreateResponse403",
+    "V1ExtractionBatchesCreateResponse403Status",
+    "V1ExtractionBatchesCreateResponse403Type",
+    "V1ExtractionBatchesCreateResponse406",
+    "V1ExtractionBatchesCreateResponse406Status",
+    "V1ExtractionBatchesCreateResponse406Type",
+    "V1ExtractionBatchesCreateResponse409",
+    "V1ExtractionBatchesCreateResponse409Status",
+    "V1ExtractionBatchesCreateResponse409Type",
+    "V1ExtractionBatchesCreateResponse413",
+    "V1ExtractionBatchesCreateResponse413Status",
+    "V1ExtractionBatchesCreateResponse413Type",
+    "V1ExtractionBatchesCreateResponse415",
+    "V1ExtractionBatchesCreateResponse415Status",
+    "V1ExtractionBatchesCreateResponse415Type",
+    "V1ExtractionBatchesCreateResponse422",
+    "V1ExtractionBatchesCreateResponse422Status",
+    "V1ExtractionBatchesCreateResponse422Type",
+    "V1ExtractionBatchesRetrieveResponse400",
+    "V1ExtractionBatchesRetrieveResponse400Status",
+    "V1ExtractionBatchesRetrieveResponse400Type",
+    "V1ExtractionBatchesRetrieveResponse401",
+    "V1ExtractionBatchesRetrieveResponse401Status",
+    "V1ExtractionBatchesRetrieveResponse401Type",
+    "V1ExtractionBatchesRetrieveResponse403",
+    "V1ExtractionBatchesRetrieveResponse403Status",
+    "V1ExtractionBatchesRetrieveResponse403Type",
+    "V1ExtractionBatchesRetrieveResponse404",
+    "V1ExtractionBatchesRetrieveResponse404Status",
+    "V1ExtractionBatchesRetrieveResponse404Type",
+    "V1ExtractionBatchesRetrieveResponse406",
+    "V1ExtractionBatchesRetrieveResponse406Status",
+    "V1ExtractionBatchesRetrieveResponse406Type",
     "V1ExtractionJobsCancelResponse201",
     "V1ExtractionJobsCancelResponse400",
     "V1ExtractionJobsCancelResponse400Status",

@@ -1,0 +1,14 @@
+from enum import StrEnum
+
+
+class BatchAcceptedItemsItemJobType0State(StrEnum):
+    ACCEPTED = "ACCEPTED"
+    FAILED_TERMINAL = "FAILED_TERMINAL"
+    READY = "READY"
+    RETRY_SCHEDULED = "RETRY_SCHEDULED"
+    REVIEW_REQUIRED = "REVIEW_REQUIRED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+
+    def __str__(self) -> str:
+        return str(self.value)

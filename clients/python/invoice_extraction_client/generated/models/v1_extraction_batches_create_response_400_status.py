@@ -1,0 +1,8 @@
+from enum import IntEnum
+
+
+class V1ExtractionBatchesCreateResponse400Status(IntEnum):
+    VALUE_400 = 400
+
+    def __str__(self) -> str:
+        return str(self.value)

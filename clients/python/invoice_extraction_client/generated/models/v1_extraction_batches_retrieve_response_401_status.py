@@ -1,0 +1,8 @@
+from enum import IntEnum
+
+
+class V1ExtractionBatchesRetrieveResponse401Status(IntEnum):
+    VALUE_401 = 401
+
+    def __str__(self) -> str:
+        return str(self.value)

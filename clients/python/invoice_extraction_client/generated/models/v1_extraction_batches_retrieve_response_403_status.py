@@ -1,0 +1,8 @@
+from enum import IntEnum
+
+
+class V1ExtractionBatchesRetrieveResponse403Status(IntEnum):
+    VALUE_403 = 403
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,8 @@
+from enum import IntEnum
+
+
+class V1ExtractionBatchesRetrieveResponse406Status(IntEnum):
+    VALUE_406 = 406
+
+    def __str__(self) -> str:
+        return str(self.value)
