@@ -24,11 +24,12 @@ from invoice_extraction_client import (
     SubmittedFile,
     WaitTimeout,
 )
+from invoice_extraction_client import client as client_module
 from invoice_extraction_client.__main__ import main as cli_main
 from invoice_extraction_client.generated.models import InvoiceV2
 
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body
-from extraction.models import ExtractionJob
+from extraction.models import ExtractionBatch, ExtractionJob
 from tests.factories import INVOICES, make_tenant_context, unique_invoice
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -252,7 +253,7 @@ def test_an_accept_met_by_a_brief_503_is_sent_again_with_the_same_key(live_serve
 # --- batches and the command line ------------------------------------------------------------
 
 
-def test_a_batch_answers_per_file_and_submitting_it_again_replays_its_jobs(client, tenant_ctx, tmp_path):
+def test_a_batch_answers_per_file_in_one_request_and_submitting_it_again_replays_its_jobs(client, tenant_ctx, tmp_path):
     good = [_text_invoice(tmp_path, "a.txt"), _text_invoice(tmp_path, "b.txt")]
     unreadable = tmp_path / "c.bin"
     unreadable.write_bytes(bytes(range(256)))
@@ -263,14 +264,57 @@ def test_a_batch_answers_per_file_and_submitting_it_again_replays_its_jobs(clien
     assert [type(item) for item in items] == [SubmittedFile, FailedFile, FailedFile, SubmittedFile]
     assert [item.path for item in items] == paths
     assert isinstance(items[1].error, FileNotFoundError)
-    assert isinstance(items[2].error, ProblemError) and items[2].error.status == 415
+    assert isinstance(items[2].error, ProblemError)
+    assert (items[2].error.status, items[2].error.type) == (415, "/problems/unsupported-document-type")
     submitted = [item for item in items if isinstance(item, SubmittedFile)]
-    assert [item.job.idempotency_key for item in submitted] == [f"batch-{item.document.id}" for item in submitted]
+    assert [item.document.sha256 for item in submitted] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in good]
+    assert [item.job.state for item in submitted] == [JobState.ACCEPTED] * 2
+    assert not any(item.job.replayed for item in submitted)
+    assert ExtractionBatch.objects.filter(tenant=tenant_ctx.tenant).count() == 1
 
-    again = client.submit_batch(good)
-    assert [item.job.id for item in again] == [item.job.id for item in submitted]
-    assert all(item.job.replayed for item in again)
+    again = client.submit_batch(paths[::-1])
+    assert [item.job.id for item in again if isinstance(item, SubmittedFile)] == [
+        item.job.id for item in reversed(submitted)
+    ]
+    assert all(item.job.replayed for item in again if isinstance(item, SubmittedFile))
+    assert ExtractionBatch.objects.filter(tenant=tenant_ctx.tenant).count() == 1
     assert ExtractionJob.objects.filter(tenant=tenant_ctx.tenant).count() == 2
+
+
+def test_files_of_the_same_bytes_share_one_job(client, tenant_ctx, tmp_path):
+    original = _text_invoice(tmp_path, "a.txt")
+    copy = tmp_path / "copy-of-a.txt"
+    copy.write_bytes(original.read_bytes())
+
+    first, second = client.submit_batch([original, copy])
+
+    assert isinstance(first, SubmittedFile) and isinstance(second, SubmittedFile)
+    assert (first.job.id, first.document.id) == (second.job.id, second.document.id)
+    assert ExtractionJob.objects.filter(tenant=tenant_ctx.tenant).count() == 1
+
+
+def test_more_files_than_one_batch_takes_go_in_several_batches(client, tenant_ctx, tmp_path, monkeypatch):
+    monkeypatch.setattr(client_module, "BATCH_FILES", 2)
+    paths = [_text_invoice(tmp_path, f"{n}.txt") for n in range(5)]
+
+    items = client.submit_batch(paths)
+
+    assert [type(item) for item in items] == [SubmittedFile] * 5
+    assert ExtractionBatch.objects.filter(tenant=tenant_ctx.tenant).count() == 3
+    assert len({item.job.id for item in items if isinstance(item, SubmittedFile)}) == 5
+
+
+def test_a_batch_refused_whole_is_that_problem_for_each_of_its_files(client, tmp_path, settings):
+    settings.BATCH_MAX_FILES = 1
+    paths = [_text_invoice(tmp_path, "a.txt"), _text_invoice(tmp_path, "b.txt")]
+
+    items = client.submit_batch(paths)
+
+    assert [type(item) for item in items] == [FailedFile, FailedFile]
+    errors = [item.error for item in items if isinstance(item, FailedFile)]
+    assert [(error.status, error.type) for error in errors if isinstance(error, ProblemError)] == [
+        (413, "/problems/batch-too-many-files")
+    ] * 2
 
 
 def test_the_command_line_submits_once_and_prints_the_earlier_jobs_when_run_again(live_server, tenant_ctx, tmp_path):

@@ -1,7 +1,7 @@
-"""``python -m invoice_extraction_client submit FILE…``: upload files, accept a job for each,
-wait until they settle and print each job's state, gross total and review reasons.
+"""``python -m invoice_extraction_client submit FILE…``: submit the files as a batch (a job
+for each), wait until they settle and print each job's state, gross total and review reasons.
 
-The jobs' keys are ``--key-prefix`` + the document's id, so running it again over the same
+The batch's key is ``--key-prefix`` + a digest of the files, so running it again over the same
 files prints the jobs accepted the first time ("submitted by an earlier run") instead of
 submitting them again.
 """
@@ -21,7 +21,7 @@ from invoice_extraction_client.errors import WaitTimeout
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m invoice_extraction_client")
     commands = parser.add_subparsers(dest="command", required=True)
-    submit = commands.add_parser("submit", help="upload files, accept a job for each, wait for them")
+    submit = commands.add_parser("submit", help="submit files as a batch (a job for each), wait for them")
     submit.add_argument("files", nargs="+")
     submit.add_argument("--base-url", default="http://127.0.0.1:8000")
     submit.add_argument("--token", required=True)

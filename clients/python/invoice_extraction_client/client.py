@@ -1,5 +1,5 @@
 """The hand-written layer over the generated code: upload, accept a job idempotently, wait for
-it with backoff and the server's ``Retry-After``, submit a batch of files.
+it with backoff and the server's ``Retry-After``, submit a batch of files in one request.
 
 Every request goes through the generated operations (``generated/api/v1``); every answer of
 4xx or 5xx is raised as :class:`ProblemError` by one response hook, before the generated code
@@ -8,11 +8,14 @@ reads it, so a caller handles one exception type whatever the operation or the s
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import os
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -26,10 +29,13 @@ from invoice_extraction_client.errors import ProblemError, UnexpectedAnswer, Wai
 from invoice_extraction_client.generated import AuthenticatedClient
 from invoice_extraction_client.generated.api.v1 import (
     v1_documents_create,
+    v1_extraction_batches_create,
     v1_extraction_jobs_create,
     v1_extraction_jobs_retrieve,
 )
 from invoice_extraction_client.generated.models import (
+    BatchAccepted,
+    BatchCreateRequest,
     Document,
     DocumentUploadRequest,
     JobCreateRequest,
@@ -49,6 +55,10 @@ RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
 # An accepted job is asked again this many times at most when the connection fails or the
 # server is briefly unable; the same Idempotency-Key each time, so at most one job exists.
 CREATE_ATTEMPTS = 3
+# What submit_batch sends in one batch: within the server's default bounds (BATCH_MAX_FILES,
+# BATCH_MAX_BYTES), so that a large submission is several batches rather than one refused.
+BATCH_FILES = 1000
+BATCH_BYTES = 128 * 1024 * 1024
 
 _T = TypeVar("_T")
 
@@ -78,9 +88,10 @@ class Job:
     id: UUID
     state: JobState
     status_url: str
-    # Set on a job this client accepted: send it again to get the same job.
+    # Set on a job create_job accepted: send it again to get the same job. (A batch's jobs
+    # have keys the server derives; the batch's key gives them back.)
     idempotency_key: str | None = None
-    # The accept found the key used before for this same request: the existing job.
+    # The accept (or the batch) found the key used before for this same request: the existing job.
     replayed: bool = False
     detail: JobDetail | None = None
 
@@ -299,38 +310,83 @@ class Client:
         model_policy: str | None = None,
         deadline_seconds: int | None = None,
     ) -> list[BatchItem]:
-        """Upload each file and accept a job for it; one result per path, in order: a
-        :class:`SubmittedFile` or a :class:`FailedFile` (a file's failure does not stop the
-        others).
+        """Submit the files in batches (``POST /api/v1/extraction-batches``); one result per
+        path, in order: a :class:`SubmittedFile` or a :class:`FailedFile` (a file's failure does
+        not stop the others).
 
-        Each job's Idempotency-Key is ``idempotency_prefix`` + its document's id, so submitting
-        the same files again (after a crash half-way, say) returns the jobs already accepted
-        instead of new ones; use another prefix to extract the same documents again with other
-        options.
-
-        Note: this is a loop of :meth:`upload` and :meth:`create_job` today. It will switch to
-        ``POST /api/v1/extraction-batches`` (one request for the whole batch) once the server
-        has it, keeping this signature and these results.
+        1. Read each file; one that cannot be read is a :class:`FailedFile` with its
+           ``OSError`` and is not sent. Files of the same bytes are sent once and share a job.
+        2. Send the files, ordered by their digest, in batches of at most ``BATCH_FILES`` files
+           and ``BATCH_BYTES`` bytes. A batch's Idempotency-Key is ``idempotency_prefix`` and a
+           digest of its files, so submitting the same files again (after a crash half-way,
+           say) returns the batches and jobs already accepted instead of new ones, whatever
+           the order of the paths; use another prefix to extract the same documents again
+           with other options. (Another set of files is another batch: its jobs are new.)
+        3. A connection lost on the way or a brief 502/503/504 sends the batch again with the
+           same key, after the server's ``Retry-After``: the server finishes what it began.
+        4. Each file's answer: its job, or the problem that refused it (a ``ProblemError``,
+           ``document`` set when the file was stored). A batch refused whole (a problem of the
+           request) is that ``ProblemError`` for each of its files.
         """
-        items: list[BatchItem] = []
-        for raw_path in paths:
+        items: dict[int, BatchItem] = {}
+        by_digest: dict[str, list[tuple[int, Path]]] = {}
+        contents: dict[str, bytes] = {}
+        for index, raw_path in enumerate(paths):
             path = Path(raw_path)
-            document: Document | None = None
             try:
-                document = self.upload(path)
-                job = self.create_job(
-                    document.id,
-                    idempotency_key=f"{idempotency_prefix}{document.id}",
-                    schema=schema,
-                    priority=priority,
-                    model_policy=model_policy,
-                    deadline_seconds=deadline_seconds,
-                )
-            except (ProblemError, OSError) as exc:
-                items.append(FailedFile(path=path, error=exc, document=document))
+                content = path.read_bytes()
+            except OSError as exc:
+                items[index] = FailedFile(path=path, error=exc)
                 continue
-            items.append(SubmittedFile(path=path, document=document, job=job))
-        return items
+            digest = hashlib.sha256(content).hexdigest()
+            by_digest.setdefault(digest, []).append((index, path))
+            contents[digest] = content
+        options = JobOptionsRequest(
+            model_policy=JobOptionsRequestModelPolicy(model_policy) if model_policy is not None else UNSET,
+            priority=PriorityEnum(priority) if priority is not None else UNSET,
+            deadline_seconds=deadline_seconds if deadline_seconds is not None else UNSET,
+        )
+        for digests in _batches(sorted(by_digest), contents):
+            key = idempotency_prefix + hashlib.sha256("\n".join(digests).encode()).hexdigest()
+            body = BatchCreateRequest(
+                files=[
+                    File(payload=io.BytesIO(contents[digest]), file_name=by_digest[digest][0][1].name)
+                    for digest in digests
+                ],
+                schema=SchemaEnum(schema),
+                options=options,
+            )
+            try:
+                answer = self._send_batch(body, key)
+            except ProblemError as exc:
+                for digest in digests:
+                    for index, path in by_digest[digest]:
+                        items[index] = FailedFile(path=path, error=exc)
+                continue
+            replayed = answer.headers.get("Idempotent-Replayed") == "true"
+            for item in json.loads(answer.content)["items"]:
+                for index, path in by_digest[digests[item["position"]]]:
+                    items[index] = _batch_item(path, item, replayed=replayed)
+        return [items[index] for index in sorted(items)]
+
+    def _send_batch(self, body: BatchCreateRequest, key: str) -> Response[Any]:
+        attempt = 0
+        while True:
+            attempt += 1
+            for part in body.files if isinstance(body.files, list) else []:
+                part.payload.seek(0)  # a second try sends the bytes again
+            try:
+                response = v1_extraction_batches_create.sync_detailed(client=self.api, body=body, idempotency_key=key)
+                _parsed(response, BatchAccepted)
+                return response
+            except ProblemError as exc:
+                if exc.status not in RETRYABLE_STATUSES or attempt >= CREATE_ATTEMPTS:
+                    raise
+                self._sleep(exc.retry_after if exc.retry_after is not None else self._backoff(attempt))
+            except httpx.TransportError:
+                if attempt >= CREATE_ATTEMPTS:
+                    raise
+                self._sleep(self._backoff(attempt))
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(self._poll_max, self._poll_initial * 2 ** max(attempt - 1, 0))
@@ -348,6 +404,36 @@ def _parsed(response: Response[Any], kind: type[_T]) -> _T:
             f"{int(response.status_code)} answer is not a {kind.__name__}: {response.content[:200]!r}"
         )
     return parsed
+
+
+def _batches(digests: list[str], contents: dict[str, bytes]) -> Iterator[list[str]]:
+    """The digests cut into batches of at most BATCH_FILES files and BATCH_BYTES bytes (a file
+    larger than that alone goes alone, and the server says what it thinks of it)."""
+    batch: list[str] = []
+    size = 0
+    for digest in digests:
+        length = len(contents[digest])
+        if batch and (len(batch) >= BATCH_FILES or size + length > BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(digest)
+        size += length
+    if batch:
+        yield batch
+
+
+def _batch_item(path: Path, item: dict[str, Any], *, replayed: bool) -> BatchItem:
+    """A file's answer in a batch: its job, or the problem that refused it."""
+    document = Document.from_dict(item["document"]) if item["document"] is not None else None
+    job = item["job"]
+    if job is None:
+        return FailedFile(path=path, error=ProblemError.from_body(item["problem"]), document=document)
+    if document is None:
+        raise UnexpectedAnswer(f"the batch names job {job['job_id']} without its document")
+    accepted = Job(
+        id=UUID(job["job_id"]), state=JobState(job["state"]), status_url=job["status_url"], replayed=replayed
+    )
+    return SubmittedFile(path=path, document=document, job=accepted)
 
 
 __all__ = [

@@ -62,6 +62,28 @@ class ProblemError(ClientError):
         return UUID(value) if isinstance(value, str) else None
 
     @classmethod
+    def from_body(
+        cls, body: Mapping[str, Any], *, status: int | None = None, retry_after: float | None = None
+    ) -> ProblemError:
+        """A problem the server sent as JSON: an error answer's body, or the problem a batch
+        gives for one of its files. ``status`` is the answer's, when the body names none."""
+        return cls(
+            status=int(body.get("status") or status or 0),
+            type=str(body["type"]),
+            title=str(body.get("title") or ""),
+            detail=str(body.get("detail") or ""),
+            instance=body.get("instance"),
+            extensions={key: value for key, value in body.items() if key not in _PROBLEM_MEMBERS},
+            retry_after=retry_after,
+        )
+
+    @property
+    def batch_id(self) -> UUID | None:
+        """idempotency-key-conflict of a batch: the batch the key was first used for."""
+        value = self.extensions.get("batch_id")
+        return UUID(value) if isinstance(value, str) else None
+
+    @classmethod
     def from_response(cls, response: httpx.Response) -> ProblemError:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
         body: Any = None
@@ -70,15 +92,7 @@ class ProblemError(ClientError):
         except ValueError:
             pass
         if isinstance(body, dict) and isinstance(body.get("type"), str):
-            return cls(
-                status=int(body.get("status") or response.status_code),
-                type=body["type"],
-                title=str(body.get("title") or ""),
-                detail=str(body.get("detail") or ""),
-                instance=body.get("instance"),
-                extensions={key: value for key, value in body.items() if key not in _PROBLEM_MEMBERS},
-                retry_after=retry_after,
-            )
+            return cls.from_body(body, status=response.status_code, retry_after=retry_after)
         try:
             title = HTTPStatus(response.status_code).phrase
         except ValueError:
