@@ -32,9 +32,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, base_url: str, token: str, timeout: float, **options: Any) -> None:
         # Through the Python client a tenant's integration would use (clients/python).
         with Client(base_url, token) as client:
-            # The key is the document's: running the demo again replays the jobs it already
-            # submitted (the same document is stored once), so the demo ERP never gets an
-            # invoice twice however often the run command is started.
+            # One batch whose key is a digest of these files: running the demo again replays
+            # the batch and its jobs, so the demo ERP never gets an invoice twice however often
+            # the run command is started.
             items = client.submit_batch(
                 [Path(settings.BASE_DIR) / relative for relative in DEMO_FILES],
                 idempotency_prefix="demo-",

@@ -569,6 +569,30 @@ def test_approve_through_the_admin_with_a_corrected_field(elektron_buyer):
     assert (fields["totals.net"]["status"], fields["totals.net"]["sources"]) == ("verified", ["model"])
 
 
+def test_the_review_screen_names_the_earlier_job_and_releases_a_possible_duplicate(elektron_buyer):
+    _, right = _elektron()
+    earlier = make_job(elektron_buyer, state=JobState.SUCCEEDED, output=right)
+    duplicate_check(
+        tenant_id=elektron_buyer.pk, job_id=earlier.pk, invoice=parse_invoice(json.dumps(right), schema="invoice.v1")
+    )
+    job = job_in_review(elektron_buyer)
+    client = logged_in(staff(elektron_buyer))
+    form = {"state_version": job.state_version, "action": "approve", "field:totals.gross": "300.00", "comment": ""}
+
+    refused = client.post(f"/admin/extraction/extractionjob/{job.pk}/review/", form)
+
+    assert refused.status_code == 409
+    page = refused.content.decode()
+    assert "A possible duplicate of job" in page and str(earlier.pk) in page
+    assert 'name="not_duplicate"' in page
+
+    released = client.post(f"/admin/extraction/extractionjob/{job.pk}/review/", {**form, "not_duplicate": "on"})
+
+    assert released.status_code == 302 and released.url == QUEUE_URL
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED
+
+
 def test_refused_approval_in_the_admin_shows_the_reasons_and_keeps_the_input(elektron_buyer):
     job = job_in_review(elektron_buyer)
     client = logged_in(staff(elektron_buyer))
