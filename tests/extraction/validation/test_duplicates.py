@@ -126,7 +126,6 @@ def test_a_holder_that_failed_for_good_gives_its_invoice_up(tenant):
 @pytest.mark.django_db(transaction=True)
 def test_two_copies_judged_at_the_same_moment_exactly_one_is_flagged(tenant):
     rounds = 12
-    flagged: list[int] = []
     for round_number in range(rounds):
         read = invoice(invoice_number=f"RACE-{round_number}-{uuid.uuid4().hex[:6]}")
         jobs = [make_job(tenant.tenant), make_job(tenant.tenant)]
@@ -159,8 +158,6 @@ def test_two_copies_judged_at_the_same_moment_exactly_one_is_flagged(tenant):
         }
         winner = next(job_id for job_id, status in statuses.items() if status == "passed")
         assert holder == {winner}
-        flagged.append(1)
-    assert len(flagged) == rounds
 
 
 @pytest.mark.django_db(transaction=True)
