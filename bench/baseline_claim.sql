@@ -23,7 +23,7 @@ WITH next AS (
       FROM next
      WHERE j.id = next.id
     RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, true AS more_eligible
+              j.max_attempts, j.fence, j.deadline_at, j.first_page, j.last_page, j.state_version, next.prior_state, true AS more_eligible
 )
 , recorded AS (
     SELECT extraction_append_job_event(id, tenant_id, state_version, prior_state, job_state_running(), 'claimed',
@@ -38,5 +38,6 @@ WITH next AS (
 )
 SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
        taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
-       taken.more_eligible, (SELECT t.policy_revision FROM accounts_tenant AS t WHERE t.id = taken.tenant_id)
+       taken.more_eligible, (SELECT t.policy_revision FROM accounts_tenant AS t WHERE t.id = taken.tenant_id),
+       taken.first_page, taken.last_page
   FROM taken, recorded

@@ -78,7 +78,8 @@ REVIEW_REASONS = Counter(
 ACCEPT_TO_TERMINAL = Histogram(
     "extraction_accept_to_terminal_seconds",
     "Time from a job's acceptance to the end of its automatic processing, by the state it ended "
-    "in: SUCCEEDED, REVIEW_REQUIRED (a reviewer decides from there) or FAILED_TERMINAL. Observed "
+    "in: SUCCEEDED, REVIEW_REQUIRED (a reviewer decides from there), FAILED_TERMINAL or SPLIT (its "
+    "parts are jobs of their own). Observed "
     "once per run of a job, by the process that moved it.",
     ["state"],
     buckets=(1, 2, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400),

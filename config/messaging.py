@@ -33,7 +33,7 @@ def reject_to_dead_letters(logger: logging.Logger, reason: str, message: object)
 
 def parse_outbox_event(event: Any, *, event_types: Collection[str]) -> tuple[uuid.UUID, dict[str, Any]]:
     """The (event id, payload) of a well-formed outbox event envelope, or ValueError naming what
-    is wrong: an unknown type or version, a malformed event id or job id."""
+    is wrong: an unknown type or version, a malformed event id, job id or batch id."""
     if not isinstance(event, dict) or event.get("event_type") not in event_types:
         raise ValueError("unexpected event type")
     payload = event.get("payload")
@@ -41,7 +41,8 @@ def parse_outbox_event(event: Any, *, event_types: Collection[str]) -> tuple[uui
         event_id = uuid.UUID(str(event.get("event_id")))
         if not isinstance(payload, dict) or payload.get("event_version") not in SUPPORTED_EVENT_VERSIONS:
             raise ValueError("unknown event version")
-        uuid.UUID(str(payload.get("job_id")))
+        # A job's event names its job; a batch's (extraction.batch_completed.v1) its batch.
+        uuid.UUID(str(payload.get("job_id", payload.get("batch_id"))))
     except (ValueError, TypeError) as exc:
         raise ValueError(f"malformed event: {exc}") from exc
     return event_id, payload

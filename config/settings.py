@@ -360,6 +360,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # JSON bodies are small: anything bigger than this is refused with 413 before parsing.
 API_MAX_JSON_BODY_BYTES = env_int("API_MAX_JSON_BODY_BYTES", 64 * 1024)
 DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 20 * 1024 * 1024)
+# The most pages a document may have (a PDF's, a TIFF's frames). Text is extracted page by page
+# in the worker, by OCR where a page has no text layer (seconds a page), within one attempt's
+# timeout; a bundle of invoices this long is better sent as a batch of its invoices.
+DOCUMENT_MAX_PAGES = env_int("DOCUMENT_MAX_PAGES", 300)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_JSON_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Batches (POST /api/v1/extraction-batches, docs/batches.md). The files of one batch, as
@@ -377,6 +381,9 @@ BATCH_ARCHIVE_MAX_RATIO = env_int("BATCH_ARCHIVE_MAX_RATIO", 100)
 # Django's own count of file parts stops a request past it with a bare 400: one above the
 # batch's, so a batch over BATCH_MAX_FILES gets the batch's problem instead.
 DATA_UPLOAD_MAX_NUMBER_FILES = BATCH_MAX_FILES + 1
+# How often the scheduler looks for batches whose every job is finished, to complete them with
+# extraction.batch_completed.v1 (extraction/intake/batch_completion.py): the event's bound delay.
+BATCH_COMPLETION_SWEEP_SECONDS = env_float("BATCH_COMPLETION_SWEEP_SECONDS", 5.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -36,7 +36,7 @@ from delivery.models import (
 )
 from extraction.api.serializers import result_body
 from extraction.events import WEBHOOK_JOB_STATES, WebhookType
-from extraction.models import ExtractionJob, OutboxEvent
+from extraction.models import ExtractionBatch, ExtractionJob, OutboxEvent
 
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
@@ -44,7 +44,8 @@ SQL = load_statements(Path(__file__).with_suffix(".sql"))
 class FanOutResult(StrEnum):
     FANNED_OUT = "fanned_out"
     UNKNOWN_EVENT = "unknown_event"  # no outbox event has that id
-    NOT_A_WEBHOOK_EVENT = "not_a_webhook_event"  # a type tenants do not receive, or an event of no job
+    # A type tenants do not receive, or a job's event that names no job.
+    NOT_A_WEBHOOK_EVENT = "not_a_webhook_event"
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,10 @@ def event_body(outbox: OutboxEvent, webhook_type: str) -> dict[str, Any]:
     """The webhook body of an outbox event, from PostgreSQL (the message is not authority).
 
     Only a completed event carries invoice data (the result's output and validation); a
-    review-required or failed event says which job and which state, nothing more."""
+    review-required or failed event says which job and which state, nothing more; a split
+    event names its parts. A batch's completion names the batch, not a job."""
+    if webhook_type == WebhookType.BATCH_COMPLETED:
+        return batch_event_body(outbox)
     if outbox.job_id is None:
         raise ValueError(f"outbox event {outbox.event_id} names no job: it has no webhook body")
     job = ExtractionJob.objects.select_related("result").get(pk=outbox.job_id)
@@ -78,7 +82,28 @@ def event_body(outbox: OutboxEvent, webhook_type: str) -> dict[str, Any]:
         data["result"] = result_body(job)
     elif webhook_type == WebhookType.FAILED:
         data["error"] = {"class": outbox.payload.get("error_class") or job.error_class}
+    elif webhook_type == WebhookType.SPLIT:
+        parts = job.parts.order_by("first_page", "id").values_list("id", "first_page", "last_page")
+        data["parts"] = [{"job_id": str(part_id), "pages": [first, last]} for part_id, first, last in parts]
     return {"type": webhook_type, "timestamp": _iso(outbox.created_at), "data": data}
+
+
+def batch_event_body(outbox: OutboxEvent) -> dict[str, Any]:
+    """``extraction.batch_completed.v1``: the batch as its row says, with the counts by state
+    its completion wrote into the event (the jobs' states when it completed)."""
+    batch = ExtractionBatch.objects.get(pk=outbox.payload["batch_id"], tenant_id=outbox.tenant_id)
+    if batch.completed_at is None:
+        raise ValueError(f"outbox event {outbox.event_id} names batch {batch.pk}, which is not completed")
+    data: dict[str, Any] = {
+        "event_id": str(outbox.event_id),
+        "batch_id": str(batch.pk),
+        "idempotency_key": batch.idempotency_key,
+        "file_count": batch.file_count,
+        "counts": dict(outbox.payload["counts"]),
+        "completed_at": _iso(batch.completed_at),
+        "links": {"self": f"/api/v1/extraction-batches/{batch.pk}"},
+    }
+    return {"type": WebhookType.BATCH_COMPLETED, "timestamp": _iso(outbox.created_at), "data": data}
 
 
 def fan_out_event(event_id: uuid.UUID) -> FanOut:
@@ -105,9 +130,12 @@ def _fan_out(event_id: uuid.UUID) -> FanOut:
         if outbox is None:
             return FanOut(FanOutResult.UNKNOWN_EVENT)
         webhook_type = WEBHOOK_TYPES.get(outbox.event_type)
-        if webhook_type is None or outbox.job_id is None:
+        if webhook_type is None or (outbox.job_id is None and webhook_type != WebhookType.BATCH_COMPLETED):
             return FanOut(FanOutResult.NOT_A_WEBHOOK_EVENT)
-        tracing.annotate({"extraction.job_id": str(outbox.job_id)})
+        if outbox.job_id is not None:
+            tracing.annotate({"extraction.job_id": str(outbox.job_id)})
+        else:
+            tracing.annotate({"extraction.batch_id": str(outbox.payload.get("batch_id"))})
         with connection.cursor() as cursor:
             if not WebhookEvent.objects.filter(pk=event_id).exists():
                 body = signing.serialize_body(event_body(outbox, webhook_type)).decode()

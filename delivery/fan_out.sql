@@ -6,6 +6,7 @@
 
 -- name: insert_webhook_event
 -- The event's body, serialized once; a second fan-out of the event keeps the first one's bytes.
+-- ``job`` is null for an event of no job (a batch's completion).
 INSERT INTO webhook_events (event_id, tenant_id, event_type, job_id, body, created_at)
 VALUES (%(event)s, %(tenant)s, %(type)s, %(job)s, %(body)s, now())
 ON CONFLICT (event_id) DO NOTHING

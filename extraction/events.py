@@ -31,6 +31,10 @@ class EventType(StrEnum):
     COMPLETED = "extraction.completed.v1"
     REVIEW_REQUIRED = "extraction.review_required.v1"
     DEAD_LETTERED = "extraction.dead_lettered.v1"
+    # The job's document held several invoices; each part has a job of its own (job_state SPLIT).
+    SPLIT = "extraction.split.v1"
+    # Every job of a batch (and every part of a split one) is terminal; names the batch, no job.
+    BATCH_COMPLETED = "extraction.batch_completed.v1"
 
 
 class WebhookType(StrEnum):
@@ -39,6 +43,8 @@ class WebhookType(StrEnum):
     COMPLETED = "extraction.completed.v1"
     REVIEW_REQUIRED = "extraction.review_required.v1"
     FAILED = "extraction.failed.v1"
+    SPLIT = "extraction.split.v1"
+    BATCH_COMPLETED = "extraction.batch_completed.v1"
     # Sent once to a new endpoint to prove it holds the secret; never from the outbox.
     VERIFICATION = "webhook.verification.v1"
 
@@ -114,6 +120,23 @@ CATALOGUE: Mapping[str, EventSpec] = {
             kafka_topics=(KafkaTopic.OUTCOMES, KafkaTopic.DEAD_LETTERS),
             webhook=WebhookType.FAILED,
             job_state=JobState.FAILED_TERMINAL,
+        ),
+        EventSpec(
+            EventType.SPLIT,
+            payload=_CORE | {"parts"},
+            routes=(_FAN_OUT,),
+            kafka_topics=(KafkaTopic.OUTCOMES,),
+            webhook=WebhookType.SPLIT,
+            job_state=JobState.SPLIT,
+        ),
+        EventSpec(
+            EventType.BATCH_COMPLETED,
+            # No job: the batch's id and its jobs' count by state when it completed.
+            payload=frozenset({"batch_id", "event_version", "counts"}),
+            routes=(_FAN_OUT,),
+            kafka_topics=(KafkaTopic.OUTCOMES,),
+            webhook=WebhookType.BATCH_COMPLETED,
+            job_state=None,
         ),
     )
 }

@@ -49,6 +49,11 @@ CREATE OR REPLACE FUNCTION job_state_failed_terminal() RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'FAILED_TERMINAL'::text $$
 
 
+-- name: job_state_split
+CREATE OR REPLACE FUNCTION job_state_split() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'SPLIT'::text $$
+
+
 -- name: token_cost_micros
 -- The one place that prices tokens: ``tokens`` at a policy's price per 1,000, in micros,
 -- rounded down per job (a batch of releases sums the jobs' costs, so it charges what the

@@ -73,6 +73,8 @@ class JobState(models.TextChoices):
     SUCCEEDED = "SUCCEEDED"
     REVIEW_REQUIRED = "REVIEW_REQUIRED"
     FAILED_TERMINAL = "FAILED_TERMINAL"
+    # The document held several invoices: each has a job of its own (a part), this one ends here.
+    SPLIT = "SPLIT"
 
 
 RUNNABLE_STATES = (JobState.READY, JobState.RETRY_SCHEDULED)
@@ -117,6 +119,11 @@ class ExtractionJob(models.Model):
     # The W3C trace context (traceparent, tracestate) of the request that accepted the job:
     # every later step, in any process, joins the job's trace through it. {} when untraced.
     trace_context = models.JSONField(default=dict, db_default={}, blank=True)
+    # A part of a bundle (extraction.execution.splitting): the SPLIT job whose document holds it,
+    # and its pages there, first to last (1-based, inclusive). Null for a job of a whole document.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="parts")
+    first_page = models.PositiveIntegerField(null=True, blank=True)
+    last_page = models.PositiveIntegerField(null=True, blank=True)
 
     created_at = models.DateTimeField(db_default=Now())
     updated_at = models.DateTimeField(db_default=Now())
@@ -124,6 +131,12 @@ class ExtractionJob(models.Model):
     class Meta:
         db_table = "extraction_jobs"
         constraints = [
+            # A part has its parent and its pages; a whole document's job has neither.
+            models.CheckConstraint(
+                condition=Q(parent__isnull=True, first_page__isnull=True, last_page__isnull=True)
+                | Q(parent__isnull=False, first_page__gte=1, last_page__gte=models.F("first_page")),
+                name="job_part_has_parent_and_pages",
+            ),
             models.UniqueConstraint(fields=["tenant", "idempotency_key"], name="job_unique_idempotency_key"),
             models.CheckConstraint(condition=Q(state__in=JobState.values), name="job_state_valid"),
             models.CheckConstraint(condition=Q(priority_class__in=PriorityClass.values), name="job_priority_valid"),
@@ -158,6 +171,8 @@ class ExtractionJob(models.Model):
             ),
             # The tenant's job list, newest first.
             models.Index(fields=["tenant", "-created_at"], name="job_tenant_created_idx"),
+            # A split job's parts, in page order (the parent's status lists them).
+            models.Index(fields=["parent", "first_page"], name="job_parts_idx", condition=Q(parent__isnull=False)),
             # The review queue (/metrics' size and oldest wait, the self-audit's overdue items):
             # the few REVIEW_REQUIRED rows, by when they arrived there.
             models.Index(
@@ -310,6 +325,8 @@ class AttemptOutcome(models.TextChoices):
     # The worker's shutdown grace ran out during the model call: the call (possibly billed) was
     # abandoned and the job handed back under a new fence, its attempt counter restored.
     INTERRUPTED = "interrupted"
+    # The document held several invoices: the attempt split the job into its parts, no model called.
+    SPLIT = "split"
 
 
 class Attempt(models.Model):
@@ -624,12 +641,27 @@ class ExtractionBatch(models.Model):
     # When every file had its item; null while the acceptance runs, or if it was interrupted
     # (a replay with the same key completes it).
     accepted_at = models.DateTimeField(null=True, blank=True)
+    # When every job of the batch (and every part of a split one) was found terminal, set once
+    # in the transaction that writes extraction.batch_completed.v1.
+    completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "extraction_batches"
         constraints = [
             models.UniqueConstraint(fields=["tenant", "idempotency_key"], name="batch_unique_idempotency_key"),
             models.CheckConstraint(condition=Q(source__in=BatchSource.values), name="batch_source_valid"),
+            models.CheckConstraint(
+                condition=Q(completed_at__isnull=True) | Q(accepted_at__isnull=False),
+                name="batch_completed_after_accepted",
+            ),
+        ]
+        indexes = [
+            # The completion sweep: the few batches accepted and not yet completed.
+            models.Index(
+                fields=["accepted_at"],
+                name="batch_open_idx",
+                condition=Q(completed_at__isnull=True, accepted_at__isnull=False),
+            ),
         ]
 
 

@@ -2,7 +2,8 @@
 
 ``POST /erp/<connection>/webhooks``: size limit → signature and timestamp window → event
 schema → in one transaction the inbox row (keyed by webhook-id, with the body digest) and,
-for a new ``extraction.completed.v1``, one ledger posting per job → COMMIT → 2xx.
+for a new ``extraction.completed.v1``, one ledger posting per job → COMMIT → 2xx. The other
+known types (a split, a batch's completion) are recorded and answered 2xx, not booked.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ logger = logging.getLogger("delivery.erp")
 SQL = load_statements(Path(__file__).with_suffix(".sql"))
 
 EVENT_TYPES = frozenset(WebhookType)
+# The types that report a job's state, checked for the job's fields; of them only
+# extraction.completed.v1 is booked.
+JOB_EVENT_TYPES = frozenset({WebhookType.COMPLETED, WebhookType.REVIEW_REQUIRED, WebhookType.FAILED})
 
 
 class SchemaViolation(ValueError):
@@ -54,6 +58,10 @@ def check_event(event: Any) -> dict[str, Any]:
     if event["type"] == WebhookType.VERIFICATION:
         if not isinstance(data.get("endpoint_id"), str):
             raise SchemaViolation("verification without endpoint_id")
+        return event
+    if event["type"] not in JOB_EVENT_TYPES:
+        # A type this ERP does not book (a batch's completion): recorded in the inbox and
+        # answered 2xx, so the sender does not retry what will never be booked.
         return event
     try:
         uuid.UUID(str(data.get("job_id")))

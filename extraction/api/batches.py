@@ -281,6 +281,12 @@ _SUMMARY_PROPERTIES: dict[str, Any] = {
         "description": "When every file had its answer; null while the acceptance runs or if it was "
         "interrupted (a replay with the same key finishes it).",
     },
+    "completed_at": {
+        "type": ["string", "null"],
+        "format": "date-time",
+        "description": "When every job of the batch (and every part of a split one) was found finished and "
+        "extraction.batch_completed.v1 was sent; null until then.",
+    },
 }
 BATCH_ACCEPTED_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -322,6 +328,7 @@ def batch_summary(batch: ExtractionBatch) -> dict[str, Any]:
         "states": {state: by_state.get(state, 0) for state in JobState.values},
         "created_at": batch.created_at.isoformat(),
         "accepted_at": batch.accepted_at.isoformat() if batch.accepted_at else None,
+        "completed_at": batch.completed_at.isoformat() if batch.completed_at else None,
     }
 
 

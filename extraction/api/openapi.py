@@ -130,6 +130,60 @@ def _completed_webhook() -> dict[str, Any]:
     }
 
 
+def _batch_completed_webhook() -> dict[str, Any]:
+    """The body an ``extraction.batch_completed.v1`` webhook posts (delivery.fan_out.batch_event_body)."""
+    return {
+        "post": {
+            "summary": "A batch whose every job (and every part of a split one) has finished, sent once.",
+            "requestBody": {
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["type", "timestamp", "data"],
+                            "properties": {
+                                "type": {"const": WebhookType.BATCH_COMPLETED.value},
+                                "timestamp": {"type": "string", "format": "date-time"},
+                                "data": {
+                                    "type": "object",
+                                    "required": [
+                                        "event_id",
+                                        "batch_id",
+                                        "idempotency_key",
+                                        "file_count",
+                                        "counts",
+                                        "completed_at",
+                                        "links",
+                                    ],
+                                    "properties": {
+                                        "event_id": {"type": "string", "format": "uuid"},
+                                        "batch_id": {"type": "string", "format": "uuid"},
+                                        "idempotency_key": {"type": "string"},
+                                        "file_count": {"type": "integer", "minimum": 0},
+                                        "counts": {
+                                            "type": "object",
+                                            "description": "How many of the batch's jobs ended in each state (a "
+                                            "split job as SPLIT, its parts by their own states), and `refused`, "
+                                            "the files refused with a problem; only the entries that occurred.",
+                                            "additionalProperties": {"type": "integer", "minimum": 1},
+                                        },
+                                        "completed_at": {"type": "string", "format": "date-time"},
+                                        "links": {
+                                            "type": "object",
+                                            "properties": {"self": {"type": "string"}},
+                                        },
+                                    },
+                                },
+                            },
+                        }
+                    }
+                }
+            },
+            "responses": {"2XX": {"description": "Received (and deduplicated by webhook-id)."}},
+        }
+    }
+
+
 def invoice_schemas(result: dict[str, Any], **_hook_arguments: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"], before
     config.openapi.problem_responses_hook); the generator, request and public flag it is also
@@ -166,7 +220,9 @@ def invoice_schemas(result: dict[str, Any], **_hook_arguments: Any) -> dict[str,
             "validation": {"$ref": "#/components/schemas/Validation"},
         },
     }
-    result.setdefault("webhooks", {})[WebhookType.COMPLETED.value] = _completed_webhook()
+    webhooks = result.setdefault("webhooks", {})
+    webhooks[WebhookType.COMPLETED.value] = _completed_webhook()
+    webhooks[WebhookType.BATCH_COMPLETED.value] = _batch_completed_webhook()
     _job_options_from_settings(schemas)
     upload_file = schemas.get("DocumentUploadRequest", {}).get("properties", {}).get("file")
     if upload_file is not None:

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from config.serializers import StrictSerializer
 from extraction.capacity.waiting import explain_wait
 from extraction.intake.acceptance import SCHEMAS
-from extraction.models import Attempt, Document, ExtractionJob, ExtractionResult, PriorityClass
+from extraction.models import Attempt, Document, ExtractionJob, ExtractionResult, JobState, PriorityClass
 
 
 class DocumentIdField(serializers.UUIDField):
@@ -28,6 +28,13 @@ class JobOptionsSerializer(StrictSerializer):
     model_policy = serializers.CharField(default="default")
     priority = serializers.ChoiceField(choices=PriorityClass.choices, default=PriorityClass.BATCH)
     deadline_seconds = serializers.IntegerField(required=False)
+    # Absent means true; stored only when sent, so the jobs accepted before it have the same
+    # request hash (an idempotent replay across the upgrade is still a replay).
+    split_bundles = serializers.BooleanField(
+        required=False,
+        help_text="A PDF that holds several invoices becomes one job per invoice (true, the default), "
+        "or is read as one invoice (false).",
+    )
 
     def validate_model_policy(self, value: str) -> str:
         if value not in settings.MODEL_POLICIES:
@@ -133,6 +140,12 @@ def result_usage(job: ExtractionJob, result: ExtractionResult) -> dict[str, Any]
     }
 
 
+def _parts(job: ExtractionJob) -> list[dict[str, Any]]:
+    """A split job's parts in page order: each one's job, pages and state."""
+    parts = job.parts.order_by("first_page").values_list("id", "first_page", "last_page", "state")
+    return [{"job_id": str(part_id), "pages": [first, last], "state": state} for part_id, first, last, state in parts]
+
+
 def job_body(
     job: ExtractionJob, *, status_url: str, operator: bool, with_wait_reason: bool = False, with_usage: bool = False
 ) -> dict[str, Any]:
@@ -152,6 +165,9 @@ def job_body(
         "deadline_at": job.deadline_at.isoformat(),
         "result": result_body(job, with_usage=with_usage),
         "error": {"class": job.error_class, "detail": job.error_detail} if job.error_class else None,
+        # A bundle (issue #27): a SPLIT job lists its parts' jobs; a part names its parent.
+        "parts": _parts(job) if job.state == JobState.SPLIT else None,
+        "parent": ({"job_id": str(job.parent_id), "pages": [job.first_page, job.last_page]} if job.parent_id else None),
     }
     if operator:
         body["execution"] = {

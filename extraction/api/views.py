@@ -41,7 +41,7 @@ from extraction.intake.acceptance import (
     TenantLimitExceeded,
     accept_job,
 )
-from extraction.intake.documents import UnsupportedDocument, store_document
+from extraction.intake.documents import TooManyPages, UnsupportedDocument, store_document
 from extraction.intake.pages import (
     PAGE_IMAGE_DEFAULT_DPI,
     PAGE_IMAGE_MAX_DPI,
@@ -62,6 +62,16 @@ def _not_found(kind: str) -> Problem:
     return Problem(f"No such {kind}.", slug="not-found", title="Not found", status_code=404)
 
 
+def too_many_pages(exc: TooManyPages) -> Problem:
+    return Problem(
+        str(exc),
+        slug="document-too-many-pages",
+        title="Too many pages",
+        status_code=422,
+        extra={"pages": exc.pages, "limit_pages": exc.limit},
+    )
+
+
 def _status_url(job_id: uuid.UUID) -> str:
     return reverse("extraction-job-detail", args=[job_id])
 
@@ -74,7 +84,10 @@ class DocumentCreateView(APIView):
         responses={
             201: OpenApiResponse(DOCUMENT_SCHEMA),
             **problems(
-                {415: {"unsupported-document-type": "The bytes are not a PDF, PNG, JPEG, TIFF, XML or UTF-8 text."}}
+                {
+                    415: {"unsupported-document-type": "The bytes are not a PDF, PNG, JPEG, TIFF, XML or UTF-8 text."},
+                    422: {"document-too-many-pages": "More pages than a document may have (DOCUMENT_MAX_PAGES)."},
+                }
             ),
         },
     )
@@ -90,6 +103,8 @@ class DocumentCreateView(APIView):
             raise Problem(
                 str(exc), slug="unsupported-document-type", title="Unsupported document type", status_code=415
             ) from exc
+        except TooManyPages as exc:
+            raise too_many_pages(exc) from exc
         return Response(document_body(document), status=status.HTTP_201_CREATED)
 
 

@@ -1,6 +1,7 @@
 """One claimed attempt, from the document to a persisted outcome, as a chain of named steps.
 
-    read the document → e-invoice shortcut → (rules_and_model: the rules first) → reserve
+    read the document → split a bundle into its parts' jobs (extraction.execution.splitting), or
+        read a part's own pages → e-invoice shortcut → (rules_and_model: the rules first) → reserve
         capacity → call the model → check ownership → parse and relocate evidence → judge and
         complete
 
@@ -34,7 +35,7 @@ from config import tracing
 from config.instruments import PROVIDER_RATE_LIMITED, REVIEW_REASONS
 from extraction.capacity import limiter
 from extraction.capacity.tokens import reservation
-from extraction.execution import completions, lifecycle, retry
+from extraction.execution import completions, lifecycle, retry, splitting
 from extraction.execution.faults import fault_point
 from extraction.execution.lifecycle import AttemptReport, Claim, Completion
 from extraction.execution.outcomes import AttemptResult, CompletionVerdict
@@ -101,9 +102,14 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
     """Run one claimed attempt to a persisted outcome (the steps are the module's docstring)."""
     rt.track(claim)
     try:
-        document = _read_document(claim)
-        if isinstance(document, AttemptResult):
-            return document
+        whole = _read_document(claim)
+        if isinstance(whole, AttemptResult):
+            return whole
+        bundle = splitting.bundle_parts(claim, whole)
+        if bundle is not None:
+            with db_step():
+                return splitting.split_into_parts(claim, whole, bundle)
+        document = splitting.read_as_part(claim, whole)
         einvoice = _einvoice_of(claim, document)
         if einvoice is not None and einvoice.structured_first:
             return _complete_from_einvoice(claim, rt, document, einvoice.answer)

@@ -3,7 +3,8 @@
     ACCEPTED ──ingress──▶ READY ──claim──▶ RUNNING ──complete──▶ SUCCEEDED
         │                   ▲  ▲             │  │  └─complete──▶ REVIEW_REQUIRED ──review──▶ SUCCEEDED / FAILED_TERMINAL
         │                   │  └─hand back───┘  ├─retry──▶ RETRY_SCHEDULED ──claim──▶ RUNNING
-        │                   └── recovery        └─fail / reap (budget spent)──▶ FAILED_TERMINAL
+        │                   └── recovery        ├─fail / reap (budget spent)──▶ FAILED_TERMINAL
+        │                                       └─split──▶ SPLIT, and one ACCEPTED job per part (a bundle)
         └──────────────────── deadline ───────────────────────────────────────▶ FAILED_TERMINAL
 
     operators (extraction.bulk): waiting or RUNNING ──cancel──▶ FAILED_TERMINAL;
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import json
 import logging
 import uuid
@@ -68,6 +70,8 @@ class Claim:
     more_eligible: bool = True  # another job was eligible when this one was claimed
     # The tenant's validation policy revision when the job was claimed (None: not known).
     policy_revision: int | None = None
+    # A bundle's part: its pages of the document, first to last (1-based); None for a whole document.
+    pages: tuple[int, int] | None = None
 
     def log_extra(self) -> dict[str, Any]:
         return {"job_id": str(self.job_id), "attempt": self.attempt, "fence": self.fence, "worker_id": self.worker_id}
@@ -297,6 +301,8 @@ def claim_next_jobs(
         deadline_epoch,
         more_eligible,
         policy_revision,
+        first_page,
+        last_page,
     ) in rows:
         claims.append(
             Claim(
@@ -313,6 +319,7 @@ def claim_next_jobs(
                 worker_id=worker_id,
                 more_eligible=more_eligible,
                 policy_revision=policy_revision,
+                pages=None if first_page is None else (first_page, last_page),
             )
         )
     return claims
@@ -501,6 +508,53 @@ def _fail_running(cursor: CursorWrapper, claim: Claim, *, report: AttemptReport,
     _count_attempt(report.outcome)
     _observe_end(JobState.FAILED_TERMINAL, moved.accepted_seconds_ago)
     return AttemptResult.FAILED
+
+
+def split_job(
+    claim: Claim, parts: Sequence[tuple[int, int]], *, page_count: int, report: AttemptReport, detail: dict[str, Any]
+) -> bool:
+    """RUNNING -> SPLIT under the fence, with one ACCEPTED job per part and every event of
+    both, in one transaction (``split_job`` in lifecycle.sql). False: the job was no longer
+    ours and nothing but the ledger's stale verdict was written.
+
+    ``parts`` are page ranges (first, last; 1-based, inclusive) that cover the document's
+    ``page_count`` pages in order."""
+    assert parts and parts[0][0] == 1 and parts[-1][1] == page_count
+    assert all(prev[1] + 1 == part[0] for prev, part in itertools.pairwise(parts))
+    part_ids = [uuid.uuid4() for _ in parts]
+    listed = [
+        {"job_id": str(job_id), "pages": [first, last]} for job_id, (first, last) in zip(part_ids, parts, strict=True)
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        _end_attempt(cursor, claim.job_id, claim.fence, report, counted=False)
+        moved = _transition(
+            cursor,
+            SQL["split_job"],
+            claim.job_id,
+            reason="split",
+            detail={**detail, "parts": listed},
+            fence=claim.fence,
+            part_ids=part_ids,
+            firsts=[first for first, _ in parts],
+            lasts=[last for _, last in parts],
+            page_count=page_count,
+            event_ids=[uuid.uuid4() for _ in parts],
+            requested=EventType.REQUESTED,
+            event_id=uuid.uuid4(),
+            event_type=EventType.SPLIT,
+            parts=json.dumps(listed),
+        )
+        if moved is None:
+            _end_attempt(
+                cursor,
+                claim.job_id,
+                claim.fence,
+                AttemptReport(**{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}),
+            )
+            return False
+        _count_attempt(report.outcome)
+        _observe_end(JobState.SPLIT, moved.accepted_seconds_ago)
+    return True
 
 
 def record_discarded_attempt(claim: Claim, report: AttemptReport) -> None:

@@ -172,7 +172,7 @@ WITH running AS (
       FROM next
      WHERE j.id = next.id
     RETURNING j.id, j.tenant_id, j.document_id, j.schema, j.model_policy, j.options, j.attempt,
-              j.max_attempts, j.fence, j.deadline_at, j.state_version, next.prior_state, next.fallback,
+              j.max_attempts, j.fence, j.deadline_at, j.first_page, j.last_page, j.state_version, next.prior_state, next.fallback,
               next.share, next.effective_at
 )
 , recorded AS (
@@ -189,12 +189,14 @@ WITH running AS (
 -- The deadline as epoch seconds: the Python timestamptz loader Django installs costs more
 -- than the rest of reading the row. more_eligible: a candidate was left over (or the fallback
 -- took this one). The tenant's policy_revision: the worker judges with its cached policy of
--- that revision, if it has one, and complete_jobs checks it is still current. In the fair
--- order, as single claims would have taken them.
+-- that revision, if it has one, and complete_jobs checks it is still current. A bundle's part
+-- names its pages (null for a whole document): the worker reads only those. In the fair order,
+-- as single claims would have taken them.
 SELECT taken.id, taken.tenant_id, taken.document_id, taken.schema, taken.model_policy, taken.options,
        taken.attempt, taken.max_attempts, taken.fence, extract(epoch FROM taken.deadline_at)::float8,
        taken.fallback OR (SELECT count(*) FROM candidates) > (SELECT count(*) FROM taken),
-       (SELECT t.policy_revision FROM accounts_tenant AS t WHERE t.id = taken.tenant_id)
+       (SELECT t.policy_revision FROM accounts_tenant AS t WHERE t.id = taken.tenant_id),
+       taken.first_page, taken.last_page
   FROM taken
  WHERE (SELECT count(*) FROM recorded) >= 0
  ORDER BY taken.share, taken.effective_at
@@ -714,3 +716,84 @@ WITH charged AS (
       FROM moved
 )
 SELECT moved.tenant_id, moved.state_version, moved.fence FROM moved, recorded
+
+
+-- name: split_job
+-- RUNNING -> SPLIT under the fence: the document holds several invoices (issue #27,
+-- extraction/execution/splitting.py). In the one statement that moves the parent, as one
+-- commit, so a crash leaves either the parent RUNNING (its lease expires, another attempt
+-- splits it again) or the parent SPLIT with every part:
+--   parts     one ACCEPTED job per part, on the parent's document, with its pages, the parent's
+--             schema, policy, options, priority and deadline, and the document's bytes shared by
+--             pages; its key names the parent and the first page.
+--   accepted  each part's extraction.requested.v1 outbox event and first job event, as
+--             acceptance writes them (the relay hands them to ingress like any accepted job).
+--   charged   the parts' admission shares, taken without the tenant's limits (the parent was
+--             admitted, and refusing a part here would lose an invoice the tenant sent), and
+--             the parent's given back.
+--   recorded  the parent's event and its extraction.split.v1 outbox event naming the parts.
+WITH moved AS (
+    UPDATE extraction_jobs
+       SET state = job_state_split(), state_version = state_version + 1, updated_at = now(),
+           lease_owner = '', lease_until = NULL
+     WHERE id = %(job_id)s AND state = job_state_running() AND fence = %(fence)s
+    RETURNING id, tenant_id, state_version, fence, document_id, document_version, request_hash, schema,
+              model_policy, options, priority_class, max_attempts, deadline_at, estimated_tokens, byte_size,
+              trace_context, created_at
+)
+, part AS (
+    SELECT * FROM unnest(%(part_ids)s::uuid[], %(firsts)s::int[], %(lasts)s::int[], %(event_ids)s::uuid[])
+                  AS p(id, first_page, last_page, event_id)
+)
+, parts AS (
+    INSERT INTO extraction_jobs (
+        id, tenant_id, document_id, document_version, idempotency_key, request_hash,
+        schema, model_policy, options, priority_class, state, state_version, attempt,
+        max_attempts, fence, lease_owner, available_at, deadline_at, estimated_tokens,
+        byte_size, error_class, error_detail, trace_context, parent_id, first_page, last_page,
+        created_at, updated_at)
+    SELECT part.id, moved.tenant_id, moved.document_id, moved.document_version,
+           'part:' || moved.id::text || ':' || part.first_page::text, moved.request_hash, moved.schema,
+           moved.model_policy, moved.options, moved.priority_class, job_state_accepted(), 1, 0,
+           moved.max_attempts, 0, '', now(), moved.deadline_at, moved.estimated_tokens,
+           -- The document's bytes shared by pages: the shares of pages 1..n telescope to its size.
+           moved.byte_size * part.last_page / %(page_count)s - moved.byte_size * (part.first_page - 1) / %(page_count)s,
+           '', '',
+           moved.trace_context, moved.id, part.first_page, part.last_page, now(), now()
+      FROM moved, part
+    RETURNING id, tenant_id, byte_size
+)
+, accepted AS (
+    SELECT extraction_append_outbox_event(part.event_id, parts.id, parts.tenant_id, %(requested)s::text,
+                                          jsonb_build_object('job_id', parts.id::text, 'event_version', 1,
+                                                             'state_version', 1)),
+           extraction_append_job_event(parts.id, parts.tenant_id, 1, '', job_state_accepted(), 'split_from',
+                                       jsonb_build_object('parent', %(job_id)s::text))
+      FROM parts JOIN part ON part.id = parts.id
+)
+, charged AS (
+    -- One update of the tenant's usage row: the parts' shares in, the parent's out (a row
+    -- updated twice in one statement keeps one of the two). No model was called for the
+    -- parent: it spent nothing. The parts' bytes sum to the parent's.
+    UPDATE accounts_tenantusage AS u
+       SET pending_jobs = u.pending_jobs + (SELECT count(*) FROM parts) - 1,
+           pending_bytes = u.pending_bytes + (SELECT coalesce(sum(byte_size), 0) FROM parts) - moved.byte_size,
+           reserved_tokens = u.reserved_tokens + moved.estimated_tokens * ((SELECT count(*) FROM parts) - 1)
+      FROM moved
+     WHERE u.tenant_id = moved.tenant_id
+    RETURNING u.tenant_id
+)
+, recorded AS (
+    SELECT extraction_append_job_event(%(job_id)s, moved.tenant_id, moved.state_version, job_state_running(),
+                                       job_state_split(), 'split', %(detail)s::jsonb),
+           extraction_append_outbox_event(
+               %(event_id)s, %(job_id)s, moved.tenant_id, %(event_type)s::text,
+               jsonb_build_object('job_id', %(job_id)s::text, 'event_version', 1,
+                                  'state_version', moved.state_version, 'parts', %(parts)s::jsonb))
+      FROM moved
+)
+-- The seconds since acceptance: the accept-to-terminal histogram of /metrics.
+SELECT moved.tenant_id, moved.state_version, moved.fence, extract(epoch FROM now() - moved.created_at)::float8
+  FROM moved
+ WHERE (SELECT count(*) FROM accepted) = (SELECT count(*) FROM parts)
+   AND (SELECT count(*) FROM charged) = 1 AND (SELECT count(*) FROM recorded) = 1

@@ -20,6 +20,7 @@ class AttemptResult(StrEnum):
     DEFERRED = "deferred"  # handed back unspent: the pool had no capacity for it now
     INTERRUPTED = "interrupted"  # the worker's shutdown abandoned the call; handed back at once
     STALE = "stale"  # the job was no longer ours: nothing but the ledger row was written
+    SPLIT = "split"  # SPLIT with a job per part: the document held several invoices
 
 
 class CompletionVerdict(StrEnum):

@@ -20,6 +20,7 @@ from config.sweeps import sweep_forever
 from config.topology import LLM, queue_depth
 from extraction.capacity import limiter
 from extraction.execution import lifecycle
+from extraction.intake.batch_completion import batch_completion_sweep
 
 logger = logging.getLogger("extraction.scheduler")
 
@@ -30,6 +31,7 @@ class Sweep:
     expired: int
     recovered: int
     woken: int
+    batches_completed: int = 0
 
 
 def free_model_capacity() -> int:
@@ -75,17 +77,20 @@ def scheduler_tick(broker: Connection) -> Sweep:
     2. Fail waiting jobs past their deadline (with a dead-letter event).
     3. Make ACCEPTED jobs READY whose ingress message never arrived.
     4. Wake workers for eligible jobs not covered by wake messages already queued.
-    5. Run ``SCHEDULER_APP_SWEEPS`` (due webhook deliveries, the self-audit at its own interval):
+    5. Complete the batches whose every job is finished, at most every
+       BATCH_COMPLETION_SWEEP_SECONDS (extraction.batch_completed.v1).
+    6. Run ``SCHEDULER_APP_SWEEPS`` (due webhook deliveries, the self-audit at its own interval):
        one process moves every row-driven queue.
     """
     reaped = lifecycle.reap_expired_leases()
     expired = lifecycle.expire_deadlines()
     recovered = lifecycle.recover_lost_ingress()
     woken = wake_for_eligible_jobs(broker)
+    batches_completed = len(batch_completion_sweep() or ())
     for app_sweep in app_sweeps():
         app_sweep(broker)
-    sweep = Sweep(reaped, expired, recovered, woken)
-    if reaped or expired or recovered:
+    sweep = Sweep(reaped, expired, recovered, woken, batches_completed)
+    if reaped or expired or recovered or batches_completed:
         logger.info("scheduler sweep", extra=sweep.__dict__)
     return sweep
 

@@ -45,7 +45,7 @@ from extraction.intake.acceptance import (
     TenantLimitExceeded,
     accept_job,
 )
-from extraction.intake.documents import UnsupportedDocument, store_document
+from extraction.intake.documents import TooManyPages, UnsupportedDocument, store_document
 from extraction.models import BatchSource, Document, ExtractionBatch, ExtractionBatchItem
 
 # Refusals that another try may not repeat: the tenant's limits and the system's capacity
@@ -249,6 +249,14 @@ def _accept_file(
                 refusal = exc.refusal
             except UnsupportedDocument as exc:
                 refusal = _not_a_document(str(exc))
+            except TooManyPages as exc:
+                refusal = Refusal(
+                    "document-too-many-pages",
+                    "Too many pages",
+                    422,
+                    str(exc),
+                    {"pages": exc.pages, "limit_pages": exc.limit},
+                )
         job_id = None
         if document is not None and refusal is None:
             try:

@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from typing import IO
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 
@@ -42,6 +43,14 @@ class UnsupportedDocument(Exception):
     pass
 
 
+class TooManyPages(Exception):
+    """More pages than DOCUMENT_MAX_PAGES: refused before it is stored (422)."""
+
+    def __init__(self, pages: int, limit: int) -> None:
+        super().__init__(f"The document has {pages} pages; a document may have at most {limit}.")
+        self.pages, self.limit = pages, limit
+
+
 def sniff_content_type(head: bytes) -> str:
     """The media type the first bytes prove, or :class:`UnsupportedDocument`."""
     for magic, media_type in _SIGNATURES:
@@ -71,7 +80,8 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
     """Store the bytes and return ``(document, created)``.
 
     1. Hash the bytes while sniffing their type (the upload is already bounded by the view).
-    2. Count its pages (a PDF's page tree, an image's frames): what page images it has.
+    2. Count its pages (a PDF's page tree, an image's frames): what page images it has; more
+       than DOCUMENT_MAX_PAGES is :class:`TooManyPages`, and nothing is stored.
     3. Write them under a content-addressed name; an existing object is not rewritten.
     4. ``INSERT … ON CONFLICT (tenant, sha256) DO NOTHING``: a concurrent or repeated upload of
        the same bytes gets the row that won.
@@ -91,6 +101,8 @@ def store_document(*, tenant: Tenant, upload: IO[bytes], filename: str = "") -> 
         return existing, False
 
     page_count = count_pages(upload, content_type)
+    if page_count is not None and page_count > settings.DOCUMENT_MAX_PAGES:
+        raise TooManyPages(page_count, settings.DOCUMENT_MAX_PAGES)
     name = f"documents/{tenant.pk}/{sha256}"
     if not default_storage.exists(name):
         upload.seek(0)

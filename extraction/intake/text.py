@@ -99,6 +99,20 @@ class DocumentText:
         geometry = None if self.geometry is None else self.geometry[: page - 1]
         return DocumentText(pages=self.pages[: page - 1], source=self.source, geometry=geometry)
 
+    def part(self, first: int, last: int) -> DocumentText:
+        """A bundle's part (pages ``first`` to ``last``, 1-based) as its job reads it: the pages
+        before it are blank and the ones after it gone, so page numbers stay the document's (the
+        evidence of a part points at the pages the reviewer sees) and nothing of another
+        invoice is read. A part has no e-invoice: the XML of a split document says nothing about
+        which part it is, so it must not answer for any (extraction.execution.splitting)."""
+        visible = self.for_providers()
+        last = min(last, len(visible.pages))
+        pages = ("",) * (first - 1) + visible.pages[first - 1 : last]
+        geometry = None
+        if visible.geometry is not None:
+            geometry = (None,) * (first - 1) + visible.geometry[first - 1 : last]
+        return DocumentText(pages=pages, source=visible.source, geometry=geometry)
+
     @property
     def full_text(self) -> str:
         return "\n\f".join(self.pages)

@@ -1,7 +1,8 @@
 """The outbox relay to Kafka (BRK-6): the same outbox rows, the same claim, another carrier.
 
-Each row becomes one record per topic of its family, keyed by its job id, with the event id
-in the ``event_id`` header. The producer is idempotent (``enable.idempotence``, ``acks=all``);
+Each row becomes one record per topic of its family, keyed by its job id (a batch's event,
+which has no job, by its batch id: :func:`record_key`), with the event id in the ``event_id``
+header. The producer is idempotent (``enable.idempotence``, ``acks=all``);
 a row counts as published only when every one of its records has a delivery report without
 error. A failed or timed-out record leaves its row unpublished for the next round; the re-send
 is a duplicate record with the same event id, which every consumer's inbox takes once.
@@ -39,6 +40,12 @@ def record_value(row: OutboxRow) -> bytes:
         separators=(",", ":"),
         sort_keys=True,
     ).encode()
+
+
+def record_key(row: OutboxRow) -> bytes | None:
+    """The record's key: what keeps one job's (or one batch's) records in order on one partition."""
+    subject = row.job_id or row.payload.get("batch_id")
+    return str(subject).encode() if subject else None
 
 
 class KafkaOutboxRelay(ConfirmedRows):
@@ -128,7 +135,7 @@ class KafkaOutboxRelay(ConfirmedRows):
                 *((name, value.encode()) for name, value in tracing.current_trace_context().items()),
             ]
             value = record_value(row)
-            key = str(row.job_id).encode() if row.job_id else None
+            key = record_key(row)
             for topic in topics:
                 try:
                     producer.produce(topic, value=value, key=key, headers=headers, on_delivery=on_delivery)

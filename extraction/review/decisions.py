@@ -112,12 +112,14 @@ def document_text_of(job: ExtractionJob) -> DocumentText:
     row = ExtractedText.objects.filter(document_id=job.document_id).first()
     if row is None:
         return DocumentText(pages=())  # nothing to resolve evidence against: the checks say so
-    return DocumentText(
+    text = DocumentText(
         pages=tuple(row.pages),
         source=row.source,
         einvoice_page=row.einvoice_page,
         geometry=geometry_from_json(row.geometry),
     )
+    # A bundle's part is judged on its own pages, as its attempt read them.
+    return text if job.first_page is None or job.last_page is None else text.part(job.first_page, job.last_page)
 
 
 def apply_corrections(

@@ -14,4 +14,5 @@ urlpatterns = [
     ),
     path("api/v1/notification-tickets", web.NotificationTicketView.as_view(), name="notification-ticket"),
     path("jobs/<uuid:job_id>/", web.job_page, name="job-page"),
+    path("jobs/batches/<uuid:batch_id>/", web.batch_page, name="batch-page"),
 ]

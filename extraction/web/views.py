@@ -12,6 +12,7 @@ import uuid
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import split_domain_port
 from django.shortcuts import render
@@ -25,7 +26,8 @@ from rest_framework.views import APIView
 from accounts.models import Membership, Role, role_at_least
 from accounts.permissions import request_principal
 from config.problems import Problem
-from extraction.models import ExtractedText, ExtractionJob
+from extraction.api.batches import batch_summary
+from extraction.models import ExtractedText, ExtractionBatch, ExtractionBatchItem, ExtractionJob, JobState
 from extraction.notify.consumers import SUBPROTOCOL, TICKET_PROTOCOL_PREFIX
 from extraction.notify.listeners import Listener, issue_ticket
 
@@ -129,6 +131,39 @@ def job_page(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
             "membership": membership,
             "reviewer": role_at_least(membership.role, Role.REVIEWER),
             "review_url": _review_url(job),
+            "batch_id": job.batch_items.values_list("batch_id", flat=True).first(),
+        },
+    )
+
+
+# A batch's job is finished in one of these (a split one's parts are jobs of their own).
+FINISHED_STATES = (JobState.SUCCEEDED, JobState.REVIEW_REQUIRED, JobState.FAILED_TERMINAL, JobState.SPLIT)
+BATCH_PAGE_SIZE = 50
+
+
+@login_required
+def batch_page(request: HttpRequest, batch_id: uuid.UUID) -> HttpResponse:
+    """A batch's progress: its jobs by state, its refused files with their problems, a page of
+    its files; batch.js keeps it live on the job notices the job list uses."""
+    membership = _membership(request)
+    batch = ExtractionBatch.objects.filter(tenant_id=membership.tenant_id, pk=batch_id).first()
+    if batch is None:
+        raise Http404("No such batch.")
+    summary = batch_summary(batch)
+    finished = sum(summary["states"][state] for state in FINISHED_STATES)
+    items = ExtractionBatchItem.objects.filter(batch=batch).select_related("job").order_by("position")
+    page = Paginator(items, BATCH_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "jobs/batch.html",
+        {
+            "batch": batch,
+            "summary": summary,
+            "states": [(state, summary["states"][state]) for state in JobState.values],
+            "finished": finished,
+            "finished_states": [state.value for state in FINISHED_STATES],
+            "refusals": items.filter(problem__isnull=False),
+            "page": page,
         },
     )
 

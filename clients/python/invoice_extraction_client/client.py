@@ -71,12 +71,14 @@ class JobState(str, Enum):
     SUCCEEDED = "SUCCEEDED"
     REVIEW_REQUIRED = "REVIEW_REQUIRED"
     FAILED_TERMINAL = "FAILED_TERMINAL"
+    # The document held several invoices: each part is a job of its own, this one is done.
+    SPLIT = "SPLIT"
 
     @property
     def settled(self) -> bool:
         """Whether the service is done with the job. REVIEW_REQUIRED is: what happens next is
         a reviewer's decision, which can take days, not the service's work."""
-        return self in (JobState.SUCCEEDED, JobState.REVIEW_REQUIRED, JobState.FAILED_TERMINAL)
+        return self in (JobState.SUCCEEDED, JobState.REVIEW_REQUIRED, JobState.FAILED_TERMINAL, JobState.SPLIT)
 
 
 @dataclass(frozen=True)

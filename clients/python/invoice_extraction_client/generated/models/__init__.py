@@ -162,6 +162,9 @@ from .v1_documents_create_response_413_type import V1DocumentsCreateResponse413T
 from .v1_documents_create_response_415 import V1DocumentsCreateResponse415
 from .v1_documents_create_response_415_status import V1DocumentsCreateResponse415Status
 from .v1_documents_create_response_415_type import V1DocumentsCreateResponse415Type
+from .v1_documents_create_response_422 import V1DocumentsCreateResponse422
+from .v1_documents_create_response_422_status import V1DocumentsCreateResponse422Status
+from .v1_documents_create_response_422_type import V1DocumentsCreateResponse422Type
 from .v1_documents_pages_png_retrieve_response_400 import (
     V1DocumentsPagesPngRetrieveResponse400,
 )
@@ -1223,6 +1226,9 @@ __all__ = (
     "V1DocumentsCreateResponse415",
     "V1DocumentsCreateResponse415Status",
     "V1DocumentsCreateResponse415Type",
+    "V1DocumentsCreateResponse422",
+    "V1DocumentsCreateResponse422Status",
+    "V1DocumentsCreateResponse422Type",
     "V1DocumentsPagesPngRetrieveResponse400",
     "V1DocumentsPagesPngRetrieveResponse400Status",
     "V1DocumentsPagesPngRetrieveResponse400Type",

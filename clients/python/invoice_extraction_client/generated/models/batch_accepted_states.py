@@ -21,6 +21,7 @@ class BatchAcceptedStates:
         succeeded (int):
         review_required (int):
         failed_terminal (int):
+        split (int):
     """
 
     accepted: int
@@ -30,6 +31,7 @@ class BatchAcceptedStates:
     succeeded: int
     review_required: int
     failed_terminal: int
+    split: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,6 +49,8 @@ class BatchAcceptedStates:
 
         failed_terminal = self.failed_terminal
 
+        split = self.split
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -58,6 +62,7 @@ class BatchAcceptedStates:
                 "SUCCEEDED": succeeded,
                 "REVIEW_REQUIRED": review_required,
                 "FAILED_TERMINAL": failed_terminal,
+                "SPLIT": split,
             }
         )
 
@@ -80,6 +85,8 @@ class BatchAcceptedStates:
 
         failed_terminal = d.pop("FAILED_TERMINAL")
 
+        split = d.pop("SPLIT")
+
         batch_accepted_states = cls(
             accepted=accepted,
             ready=ready,
@@ -88,6 +95,7 @@ class BatchAcceptedStates:
             succeeded=succeeded,
             review_required=review_required,
             failed_terminal=failed_terminal,
+            split=split,
         )
 
         batch_accepted_states.additional_properties = d

@@ -34,6 +34,8 @@ class BatchDetail:
         created_at (datetime.datetime):
         accepted_at (datetime.datetime | None): When every file had its answer; null while the acceptance runs or if it
             was interrupted (a replay with the same key finishes it).
+        completed_at (datetime.datetime | None): When every job of the batch (and every part of a split one) was found
+            finished and extraction.batch_completed.v1 was sent; null until then.
         items (list[BatchDetailItemsItem]): A page of the files, in order.
         next_ (None | str): The next page's URL.
         previous (None | str): The previous page's URL.
@@ -49,6 +51,7 @@ class BatchDetail:
     states: BatchDetailStates
     created_at: datetime.datetime
     accepted_at: datetime.datetime | None
+    completed_at: datetime.datetime | None
     items: list[BatchDetailItemsItem]
     next_: None | str
     previous: None | str
@@ -79,6 +82,12 @@ class BatchDetail:
         else:
             accepted_at = self.accepted_at
 
+        completed_at: None | str
+        if isinstance(self.completed_at, datetime.datetime):
+            completed_at = self.completed_at.isoformat()
+        else:
+            completed_at = self.completed_at
+
         items = []
         for items_item_data in self.items:
             items_item = items_item_data.to_dict()
@@ -104,6 +113,7 @@ class BatchDetail:
                 "states": states,
                 "created_at": created_at,
                 "accepted_at": accepted_at,
+                "completed_at": completed_at,
                 "items": items,
                 "next": next_,
                 "previous": previous,
@@ -152,6 +162,21 @@ class BatchDetail:
 
         accepted_at = _parse_accepted_at(d.pop("accepted_at"))
 
+        def _parse_completed_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                completed_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return completed_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        completed_at = _parse_completed_at(d.pop("completed_at"))
+
         items = []
         _items = d.pop("items")
         for items_item_data in _items:
@@ -184,6 +209,7 @@ class BatchDetail:
             states=states,
             created_at=created_at,
             accepted_at=accepted_at,
+            completed_at=completed_at,
             items=items,
             next_=next_,
             previous=previous,

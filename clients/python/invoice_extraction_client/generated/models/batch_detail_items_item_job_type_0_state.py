@@ -8,6 +8,7 @@ class BatchDetailItemsItemJobType0State(StrEnum):
     RETRY_SCHEDULED = "RETRY_SCHEDULED"
     REVIEW_REQUIRED = "REVIEW_REQUIRED"
     RUNNING = "RUNNING"
+    SPLIT = "SPLIT"
     SUCCEEDED = "SUCCEEDED"
 
     def __str__(self) -> str:

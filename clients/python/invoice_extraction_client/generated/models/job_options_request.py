@@ -21,11 +21,14 @@ class JobOptionsRequest:
         priority (PriorityEnum | Unset): * `interactive` - Interactive
             * `batch` - Batch Default: PriorityEnum.BATCH.
         deadline_seconds (int | Unset):
+        split_bundles (bool | Unset): A PDF that holds several invoices becomes one job per invoice (true, the default),
+            or is read as one invoice (false).
     """
 
     model_policy: JobOptionsRequestModelPolicy | Unset = JobOptionsRequestModelPolicy.DEFAULT
     priority: PriorityEnum | Unset = PriorityEnum.BATCH
     deadline_seconds: int | Unset = UNSET
+    split_bundles: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         model_policy: str | Unset = UNSET
@@ -38,6 +41,8 @@ class JobOptionsRequest:
 
         deadline_seconds = self.deadline_seconds
 
+        split_bundles = self.split_bundles
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -47,6 +52,8 @@ class JobOptionsRequest:
             field_dict["priority"] = priority
         if deadline_seconds is not UNSET:
             field_dict["deadline_seconds"] = deadline_seconds
+        if split_bundles is not UNSET:
+            field_dict["split_bundles"] = split_bundles
 
         return field_dict
 
@@ -69,10 +76,13 @@ class JobOptionsRequest:
 
         deadline_seconds = d.pop("deadline_seconds", UNSET)
 
+        split_bundles = d.pop("split_bundles", UNSET)
+
         job_options_request = cls(
             model_policy=model_policy,
             priority=priority,
             deadline_seconds=deadline_seconds,
+            split_bundles=split_bundles,
         )
 
         return job_options_request

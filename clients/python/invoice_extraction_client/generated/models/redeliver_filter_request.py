@@ -21,9 +21,11 @@ class RedeliverFilterRequest:
     Attributes:
         states (list[RedeliverFilterStatesEnum] | Unset):
         endpoint_id (UUID | Unset):
-        event_type (WebhookEventTypeEnum | Unset): * `extraction.completed.v1` - extraction.completed.v1
+        event_type (WebhookEventTypeEnum | Unset): * `extraction.batch_completed.v1` - extraction.batch_completed.v1
+            * `extraction.completed.v1` - extraction.completed.v1
             * `extraction.failed.v1` - extraction.failed.v1
             * `extraction.review_required.v1` - extraction.review_required.v1
+            * `extraction.split.v1` - extraction.split.v1
         job_id (UUID | Unset):
         since (datetime.datetime | Unset):
         until (datetime.datetime | Unset):

@@ -13,6 +13,7 @@ from ...models.v1_documents_create_response_403 import V1DocumentsCreateResponse
 from ...models.v1_documents_create_response_406 import V1DocumentsCreateResponse406
 from ...models.v1_documents_create_response_413 import V1DocumentsCreateResponse413
 from ...models.v1_documents_create_response_415 import V1DocumentsCreateResponse415
+from ...models.v1_documents_create_response_422 import V1DocumentsCreateResponse422
 from ...types import Response
 
 
@@ -45,6 +46,7 @@ def _parse_response(
     | V1DocumentsCreateResponse406
     | V1DocumentsCreateResponse413
     | V1DocumentsCreateResponse415
+    | V1DocumentsCreateResponse422
     | None
 ):
     if response.status_code == 201:
@@ -82,6 +84,11 @@ def _parse_response(
 
         return response_415
 
+    if response.status_code == 422:
+        response_422 = V1DocumentsCreateResponse422.from_dict(response.json())
+
+        return response_422
+
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
     else:
@@ -98,6 +105,7 @@ def _build_response(
     | V1DocumentsCreateResponse406
     | V1DocumentsCreateResponse413
     | V1DocumentsCreateResponse415
+    | V1DocumentsCreateResponse422
 ]:
     return Response(
         status_code=HTTPStatus(response.status_code),
@@ -119,6 +127,7 @@ def sync_detailed(
     | V1DocumentsCreateResponse406
     | V1DocumentsCreateResponse413
     | V1DocumentsCreateResponse415
+    | V1DocumentsCreateResponse422
 ]:
     """
     Args:
@@ -130,7 +139,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415]
+        Response[Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415 | V1DocumentsCreateResponse422]
     """
 
     kwargs = _get_kwargs(
@@ -156,6 +165,7 @@ def sync(
     | V1DocumentsCreateResponse406
     | V1DocumentsCreateResponse413
     | V1DocumentsCreateResponse415
+    | V1DocumentsCreateResponse422
     | None
 ):
     """
@@ -168,7 +178,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415
+        Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415 | V1DocumentsCreateResponse422
     """
 
     return sync_detailed(
@@ -189,6 +199,7 @@ async def asyncio_detailed(
     | V1DocumentsCreateResponse406
     | V1DocumentsCreateResponse413
     | V1DocumentsCreateResponse415
+    | V1DocumentsCreateResponse422
 ]:
     """
     Args:
@@ -200,7 +211,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415]
+        Response[Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415 | V1DocumentsCreateResponse422]
     """
 
     kwargs = _get_kwargs(
@@ -224,6 +235,7 @@ async def asyncio(
     | V1DocumentsCreateResponse406
     | V1DocumentsCreateResponse413
     | V1DocumentsCreateResponse415
+    | V1DocumentsCreateResponse422
     | None
 ):
     """
@@ -236,7 +248,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415
+        Document | V1DocumentsCreateResponse400 | V1DocumentsCreateResponse401 | V1DocumentsCreateResponse403 | V1DocumentsCreateResponse406 | V1DocumentsCreateResponse413 | V1DocumentsCreateResponse415 | V1DocumentsCreateResponse422
     """
 
     return (
