@@ -257,6 +257,8 @@ class ExtractionJobAdmin(TenantScopedAdmin):
                     "boxes": _page_boxes(number, output, statuses),
                 }
                 for number, text in enumerate(document.pages, start=1)
+                # A bundle's part: its own pages only (the others are another invoice's).
+                if job.first_page is None or number >= job.first_page
             ],
             "refusal": refusal,
             "comment": submitted.get("comment", "") if submitted else "",

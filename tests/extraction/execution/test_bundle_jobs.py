@@ -5,6 +5,7 @@ like any other job, and the status API links parent and parts."""
 from __future__ import annotations
 
 import io
+import re
 import uuid
 from pathlib import Path
 
@@ -15,7 +16,17 @@ from accounts.models import TenantUsage
 from extraction.execution import lifecycle, splitting, worker
 from extraction.execution.runtime import WorkerRuntime
 from extraction.intake.text import embedded_invoice_xml
-from extraction.models import Attempt, AttemptOutcome, ExtractionJob, ExtractionResult, JobEvent, JobState, OutboxEvent
+from extraction.models import (
+    Attempt,
+    AttemptOutcome,
+    ExtractionJob,
+    ExtractionResult,
+    JobEvent,
+    JobState,
+    OutboxEvent,
+    Supplier,
+)
+from tests.extraction.review.test_review import _elektron, logged_in, staff
 from tests.factories import INVOICES, make_document, make_job, take_in
 
 FX = INVOICES / "zugferd-corpus/XML-Rechnung/FX"
@@ -196,3 +207,28 @@ def test_a_split_under_a_lost_fence_writes_no_part(tenant):
     assert not ExtractionJob.objects.filter(parent=parent).exists()
     assert not OutboxEvent.objects.filter(job=parent, event_type="extraction.split.v1").exists()
     assert Attempt.objects.get(job=parent).outcome == AttemptOutcome.STALE_COMPLETION
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_part_in_review_shows_the_reviewer_its_own_pages_only(tenant):
+    # The tenant knows Elektron's supplier with another IBAN: its part must be reviewed.
+    _, elektron = _elektron()
+    Supplier.objects.create(
+        tenant=tenant.tenant,
+        name=elektron["supplier"]["name"]["value"],
+        vat_id=elektron["supplier"]["vat_id"]["value"],
+        iban="DE02120300000000202051",
+    )
+    parent = _bundle_job(tenant, _bundle(FREE_FIBER, ELEKTRON))
+    _run(1)
+    parts = _parts(parent)
+    assert [(part.first_page, part.last_page) for part in parts] == [(1, 2), (3, 5)]
+    take_in(parts[1].pk)
+    _run(1)
+    part = ExtractionJob.objects.get(pk=parts[1].pk)
+    assert part.state == JobState.REVIEW_REQUIRED
+
+    body = logged_in(staff(tenant.tenant)).get(f"/admin/extraction/extractionjob/{part.pk}/review/").content.decode()
+
+    shown = re.findall(r'alt="Page (\d+) of the document"', body)
+    assert shown == ["3", "4", "5"]
