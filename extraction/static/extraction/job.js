@@ -18,6 +18,7 @@
   const reader = new StatusReader(versions, render);
   let documentText = null;
   let shownResultVersion = -1;
+  let partPages = null; // [first, last] of a bundle's part, from its status
 
   function el(tag, text, className) {
     const node = document.createElement(tag);
@@ -127,6 +128,8 @@
     const flagged = flaggedFields(result && result.validation);
     container.replaceChildren();
     documentText.pages.forEach((text, index) => {
+      // A bundle's part: its own pages only (the others are other invoices').
+      if (partPages && (index + 1 < partPages[0] || index + 1 > partPages[1])) return;
       const printed = documentText.einvoice_page === index + 1 ? " — the document's e-invoice XML, printed" : "";
       container.appendChild(el("h3", "Page " + (index + 1) + printed));
       container.appendChild(renderPage(text, index + 1, rows, flagged));
@@ -185,6 +188,31 @@
     document.getElementById("no-reasons").hidden = reasons.children.length > 0;
   }
 
+  /* A split job's parts, each a link to its job; a part's link to the job it was split from. */
+  function renderBundle(job) {
+    const rows = document.getElementById("part-rows");
+    rows.replaceChildren();
+    for (const part of job.parts || []) {
+      const tr = el("tr");
+      tr.appendChild(el("td", part.pages[0] === part.pages[1] ? String(part.pages[0]) : part.pages.join("–")));
+      const cell = el("td");
+      const link = el("a", part.job_id.slice(0, 8));
+      link.href = "/jobs/" + encodeURIComponent(part.job_id) + "/";
+      cell.appendChild(link);
+      tr.appendChild(cell);
+      tr.appendChild(el("td", part.state, "state state-" + part.state.toLowerCase()));
+      rows.appendChild(tr);
+    }
+    document.getElementById("parts").hidden = !job.parts;
+    const parent = document.getElementById("parent-link");
+    parent.hidden = !job.parent;
+    if (job.parent) {
+      partPages = job.parent.pages;
+      document.getElementById("parent-pages").textContent = job.parent.pages.join("–");
+      document.getElementById("parent-job").href = "/jobs/" + encodeURIComponent(job.parent.job_id) + "/";
+    }
+  }
+
   async function loadDocumentText() {
     try {
       documentText = await apiJson("/api/v1/extraction-jobs/" + encodeURIComponent(jobId) + "/document-text");
@@ -203,6 +231,7 @@
     document.getElementById("job-updated").textContent = new Date(job.updated_at).toLocaleString();
     const error = document.getElementById("job-error");
     error.textContent = job.error ? job.error.class + (job.error.detail ? ": " + job.error.detail : "") : "";
+    renderBundle(job);
     const review = document.getElementById("review-link");
     if (review) review.hidden = job.state !== "REVIEW_REQUIRED";
     const usage = (job.result && job.result.usage) || null;
