@@ -1,6 +1,7 @@
 """Bundle splitting: where one invoice ends and the next begins, on PDFs built from the sample invoices.
 
     .venv/bin/python eval/bundles.py [--json PATH] [--mixed N] [--scanned N] [--seed S]
+    .venv/bin/python eval/bundles.py --through-worker [--through-worker-limit N] [--with-scanned] [...]
 
 1. Builds bundles, deterministically, by concatenating the sample PDFs of ``testdata/invoices``
    (pypdf), 2 to 6 invoices each, in families: ``mixed`` (any invoices), ``same supplier`` (one
@@ -23,6 +24,21 @@ No database. Prints Markdown and writes it with the figures as JSON, through
 ``bench/harness.py``'s ``publish_results`` (``bench/results/bundles-<UTC time>.{txt,json}``, or
 the JSON to ``--json PATH``). Exit status 1 if the target (F1 >= 0.98 and no part holding two
 invoices' pages) is missed on the printed pages.
+
+``--through-worker`` measures the split through the product path instead, on the same bundles
+(the text ones; the scanned family only with ``--with-scanned``, its OCR being slow;
+``--through-worker-limit N`` takes N of them, the families in turn). Each bundle is stored as a
+document of a tenant made for the run (its ``possible_duplicate`` check off: bundles reuse
+invoices), accepted with the default model policy (``EXTRACTION_PROVIDER=builtin`` unless set),
+taken in and run by a worker slot in this process until the job is SPLIT or ended whole; then
+each part is taken in and run until it ends. The parts' pages are scored as above, with each
+part's end state: the one figure that must be 0 is the parts that ended SUCCEEDED holding pages
+of two invoices or missing pages of theirs (a wrong split must go to review); a SUCCEEDED part's
+invoice number is compared with its invoice's truth. It uses a database of its own,
+``eval_bundles`` (created, migrated and its job tables emptied here; never the dev database
+nor the tests'), Redis database 10 for the capacity limiter and a temporary media root. Results
+in ``bench/results/bundles-worker-<UTC time>.{txt,json}``; exit status 1 if a part ended
+SUCCEEDED with wrong pages, a part did not end, or the target above is missed.
 """
 
 from __future__ import annotations
@@ -30,11 +46,14 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,7 +65,21 @@ sys.path.insert(0, str(ROOT))
 
 from bench import harness  # noqa: E402
 
-harness.setup_django()
+# --through-worker: a database, Redis database and media root of its own (set before Django is).
+EVAL_DATABASE = "eval_bundles"
+EVAL_REDIS_URL = "redis://127.0.0.1:6379/10"
+THROUGH_WORKER = "--through-worker" in sys.argv[1:]
+MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="eval-bundles-media-")) if THROUGH_WORKER else None
+
+if MEDIA_ROOT is None:
+    harness.setup_django()
+else:
+    harness.ensure_database(EVAL_DATABASE, **({"DEMO_ERP": "1"} if os.environ.get("DEMO_ERP") == "1" else {}))
+    os.environ.setdefault("EXTRACTION_PROVIDER", "builtin")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")  # not a line per attempt among the report's
+    harness.setup_django(
+        POSTGRES_DB=EVAL_DATABASE, REDIS_URL=EVAL_REDIS_URL, MEDIA_ROOT=str(MEDIA_ROOT), PGAPPNAME="eval-bundles"
+    )
 
 from PIL import Image  # noqa: E402
 from pypdf import PdfReader, PdfWriter  # noqa: E402
@@ -54,6 +87,8 @@ from pypdf import PdfReader, PdfWriter  # noqa: E402
 from extraction.intake.bundles import (  # noqa: E402
     PAGE_NUMBER_PATTERNS,
     BundleSplit,
+    Part,
+    Signal,
     find_page_number,
     split_bundle,
     split_document,
@@ -399,13 +434,350 @@ def _large_bundle(outcomes: Sequence[Outcome], texts: dict[str, tuple[str, ...]]
     return {"pages": len(pages), "invoices": len(starts), "seconds": round(seconds, 2), "f1": round(f1, 4)}
 
 
+# --- through the worker (--through-worker) ------------------------------------------------------
+
+SUCCEEDED, REVIEW_REQUIRED, FAILED_TERMINAL, SPLIT = "SUCCEEDED", "REVIEW_REQUIRED", "FAILED_TERMINAL", "SPLIT"
+ENDED = (SUCCEEDED, REVIEW_REQUIRED, FAILED_TERMINAL)
+# How long a bundle's jobs may take to end before the eval moves on (a retry's back-off included).
+JOB_WAIT_SECONDS = 120.0
+
+
+@dataclass
+class WorkerRun:
+    """A bundle through the product path: the parts the worker made, scored as the detector's
+    split is, and each part's end."""
+
+    outcome: Outcome
+    parent_state: str
+    parts: list[dict[str, Any]]
+    same_as_detector: bool
+    seconds: float
+
+    @property
+    def wrong(self) -> bool:
+        return self.outcome.wrong or any(part["wrong_pages"] for part in self.parts)
+
+
+def _limited(bundles: Sequence[Bundle], limit: int | None) -> list[Bundle]:
+    """``limit`` bundles taken from the families in turn, in their order; all if None."""
+    if limit is None:
+        return list(bundles)
+    queues = [[b for b in bundles if b.family == family] for family in FAMILIES]
+    chosen: set[str] = set()
+    while len(chosen) < limit and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < limit:
+                chosen.add(queue.pop(0).name)
+    return [bundle for bundle in bundles if bundle.name in chosen]
+
+
+def _fresh_eval_database() -> None:
+    """Empty the job tables of this eval's own database (a run cut short leaves jobs a slot
+    would claim) and forget the limiter's state in its Redis database."""
+    from django.conf import settings
+
+    from extraction.capacity import limiter
+
+    name = settings.DATABASES["default"]["NAME"]
+    if name != EVAL_DATABASE or settings.REDIS_URL != EVAL_REDIS_URL:
+        raise SystemExit(f"Refusing to empty {name!r} / {settings.REDIS_URL}: not {EVAL_DATABASE} / {EVAL_REDIS_URL}.")
+    harness.reset_job_tables(harness.django_dsn(), vacuum=False)
+    for pool in settings.PROVIDER_POOLS:
+        limiter.reset_pool(pool)
+    limiter.forget_answered_headroom()
+
+
+def _take_in(job_id: uuid.UUID) -> None:
+    """ACCEPTED -> READY as ingress does it: the job's requested event taken in."""
+    from extraction.events import EventType
+    from extraction.execution import lifecycle
+    from extraction.models import OutboxEvent
+
+    event = OutboxEvent.objects.get(job_id=job_id, event_type=EventType.REQUESTED)
+    lifecycle.take_in_requested_event(event_id=event.event_id, payload=event.payload)
+
+
+def _run_until_ended(job_ids: Sequence[uuid.UUID], rt: Any) -> None:
+    """Run worker slots in this process until every job is SPLIT or ended (or the wait is up)."""
+    from extraction.execution import worker
+    from extraction.models import ExtractionJob
+
+    deadline = time.monotonic() + JOB_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        states = ExtractionJob.objects.filter(pk__in=job_ids).values_list("state", flat=True)
+        running = sum(state not in (*ENDED, SPLIT) for state in states)
+        if not running:
+            return
+        if not worker.run_slot(rt, max_jobs=running):
+            time.sleep(0.5)  # a retry not due yet
+
+
+def _invoice_number(result: Any) -> str | None:
+    field_value = (result.output or {}).get("invoice_number") if result is not None else None
+    value = field_value.get("value") if isinstance(field_value, dict) else None
+    return None if value is None else str(value).lstrip("#").strip()
+
+
+def through_worker(bundle: Bundle, tenant: Any, rt: Any) -> WorkerRun:
+    """Store the bundle as the tenant's document, accept a job for it, take it in and run it;
+    then take in and run its parts until each ends."""
+    from extraction.intake.acceptance import JobRequest, accept_job
+    from extraction.intake.documents import store_document
+    from extraction.models import ExtractionJob, ExtractionResult, JobEvent
+
+    started = time.monotonic()
+    data = bundle_pdf(bundle)
+    detector = split_document(read_as_worker(data))  # the junctions' evidence, for the report
+    page_count = bundle.starts[-1] + bundle.members[-1].pages - 1
+    document, _ = store_document(tenant=tenant, upload=io.BytesIO(data), filename="bundle.pdf")
+    request = JobRequest(
+        document=document,
+        schema="invoice.v1",
+        model_policy="default",
+        options={},
+        priority_class="batch",
+        deadline_seconds=24 * 3600,
+    )
+    parent_id = accept_job(tenant=tenant, idempotency_key=uuid.uuid4().hex, request=request).job_id
+    _take_in(parent_id)
+    _run_until_ended([parent_id], rt)
+    parent = ExtractionJob.objects.get(pk=parent_id)
+    jobs = [parent]
+    signals: dict[int, tuple[frozenset[Signal], bool]] = {}
+    if parent.state == SPLIT:
+        jobs = list(ExtractionJob.objects.filter(parent=parent).order_by("first_page"))
+        for job in jobs:
+            _take_in(job.pk)
+        _run_until_ended([job.pk for job in jobs], rt)
+        jobs = list(ExtractionJob.objects.filter(parent=parent).order_by("first_page"))
+        event = JobEvent.objects.get(job=parent, to_state=SPLIT)
+        signals = {
+            item["page"]: (frozenset(Signal(s) for s in item["signals"]), item["uncertain"])
+            for item in event.detail["boundaries"]
+        }
+    results = {result.job_id: result for result in ExtractionResult.objects.filter(job__in=jobs)}
+    parts, records = [], []
+    starts = bundle.starts
+    for job in jobs:
+        first, last = job.first_page or 1, job.last_page or page_count  # a job ended whole has none
+        started_by, uncertain = signals.get(first, (frozenset(), False))
+        parts.append(Part(first, last, started_by, uncertain))
+        held = [i for i, start in enumerate(starts) if start <= last and start + bundle.members[i].pages > first]
+        own = bundle.members[held[0]] if len(held) == 1 else None
+        whole = own is not None and (first, last) == (starts[held[0]], starts[held[0]] + own.pages - 1)
+        result = results.get(job.pk)
+        number = _invoice_number(result)
+        records.append(
+            {
+                "first": first,
+                "last": last,
+                "state": job.state,
+                "uncertain": uncertain,
+                "invoices": [bundle.members[i].name for i in held],
+                "two_invoices": len(held) > 1,
+                "missing_pages": own is not None and not whole,
+                "wrong_pages": not whole,
+                "invoice_number": number,
+                "truth_number": own.number if own is not None else None,
+                "number_right": own is not None and number is not None and number.casefold() == own.number.casefold(),
+                "review_reasons": list((result.validation or {}).get("reasons", [])) if result is not None else [],
+            }
+        )
+    outcome = score(bundle, BundleSplit(parts=tuple(parts), junctions=detector.junctions))
+    same = [(p.first, p.last) for p in parts] == [(p.first, p.last) for p in detector.parts]
+    return WorkerRun(outcome, parent.state, records, same, round(time.monotonic() - started, 2))
+
+
+def part_metrics(runs: Sequence[WorkerRun]) -> dict[str, Any]:
+    parts = [part for run in runs for part in run.parts]
+    succeeded = [part for part in parts if part["state"] == SUCCEEDED]
+    whole_succeeded = [part for part in succeeded if not part["wrong_pages"]]
+
+    def states(chosen: Sequence[dict[str, Any]]) -> dict[str, int]:
+        counted: dict[str, int] = defaultdict(int)
+        for part in chosen:
+            counted[part["state"]] += 1
+        return dict(sorted(counted.items()))
+
+    return {
+        "parts": len(parts),
+        "states": states(parts),
+        "succeeded": len(succeeded),
+        "review_required": sum(part["state"] == REVIEW_REQUIRED for part in parts),
+        "failed_terminal": sum(part["state"] == FAILED_TERMINAL for part in parts),
+        "not_ended": sum(part["state"] not in ENDED for part in parts),
+        "two_invoices": sum(part["two_invoices"] for part in parts),
+        "two_invoices_states": states([part for part in parts if part["two_invoices"]]),
+        "missing_pages": sum(part["missing_pages"] for part in parts),
+        "missing_pages_states": states([part for part in parts if part["missing_pages"]]),
+        "succeeded_wrong_pages": sum(part["wrong_pages"] for part in succeeded),
+        "succeeded_number_right": sum(part["number_right"] for part in whole_succeeded),
+        "succeeded_number_wrong": sum(not part["number_right"] for part in whole_succeeded),
+        "unsplit_bundles": sum(run.parent_state != SPLIT for run in runs),
+        "differs_from_detector": sum(not run.same_as_detector for run in runs),
+        "seconds": round(sum(run.seconds for run in runs), 1),
+    }
+
+
+def worker_case_record(run: WorkerRun) -> dict[str, Any]:
+    return {**case_record(run.outcome), "parent_state": run.parent_state, "parts": run.parts, "seconds": run.seconds}
+
+
+def _part_table(rows: dict[str, dict[str, Any]]) -> None:
+    print(
+        "| bundles | parts | SUCCEEDED | REVIEW_REQUIRED | FAILED_TERMINAL | not ended | two invoices' pages "
+        "(states) | missing pages (states) | **SUCCEEDED with wrong pages** | SUCCEEDED number right / wrong "
+        "| ended unsplit | differs from detector | seconds |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    for name, m in rows.items():
+        two = ", ".join(f"{k} {v}" for k, v in m["two_invoices_states"].items()) or "-"
+        missing = ", ".join(f"{k} {v}" for k, v in m["missing_pages_states"].items()) or "-"
+        print(
+            f"| {name}: {m['bundles']} | {m['parts']} | {m['succeeded']} | {m['review_required']} "
+            f"| {m['failed_terminal']} | {m['not_ended']} | {m['two_invoices']} ({two}) | {m['missing_pages']} "
+            f"({missing}) | **{m['succeeded_wrong_pages']}** | {m['succeeded_number_right']} / "
+            f"{m['succeeded_number_wrong']} | {m['unsplit_bundles']} | {m['differs_from_detector']} | {m['seconds']} |"
+        )
+
+
+def _print_worker_cases(title: str, cases: Sequence[dict[str, Any]]) -> None:
+    print(f"\n### {title}: {len(cases)}\n")
+    if not cases:
+        print("None.")
+    for case in cases:
+        members = ", ".join(f"{m['file'].rsplit('/', 1)[-1]} ({m['first']}-{m['last']})" for m in case["members"])
+        print(f"- **{case['bundle']}** ({case['parent_state']}): {members}")
+        for part in case["parts"]:
+            held = " + ".join(name.rsplit("/", 1)[-1] for name in part["invoices"])
+            number = f"number {part['invoice_number']!r} (truth {part['truth_number']!r})"
+            reasons = f"; review: {', '.join(part['review_reasons'])}" if part["review_reasons"] else ""
+            flag = (
+                " **two invoices**" if part["two_invoices"] else " **missing pages**" if part["missing_pages"] else ""
+            )
+            print(
+                f"  - part {part['first']}-{part['last']}{'?' if part['uncertain'] else ''} {part['state']}: "
+                f"{held}{flag}; {number}{reasons}"
+            )
+        for kind in ("missed", "invented"):
+            for item in case[kind]:
+                print(f"  - {kind} boundary at page {item['page']} ({item['at']}): {item['signals']}")
+
+
+def run_through_worker(args: argparse.Namespace) -> int:
+    from django.conf import settings
+
+    from extraction.execution.runtime import WorkerRuntime
+
+    started = time.monotonic()
+    invoices = sample_invoices()
+    built = build_bundles(invoices, mixed=args.mixed, scanned=args.scanned if args.with_scanned else 0, seed=args.seed)
+    bundles = _limited(built, args.through_worker_limit)
+    _fresh_eval_database()
+    tenant = harness.make_tenant("eval-bundles").tenant  # possible_duplicate off, limits out of reach
+    rt = WorkerRuntime(worker_id=f"eval-bundles-{uuid.uuid4().hex[:6]}")
+    runs = []
+    for index, bundle in enumerate(bundles, 1):
+        runs.append(through_worker(bundle, tenant, rt))
+        print(f"  {index}/{len(bundles)} {bundle.name}: {runs[-1].seconds} s", file=sys.stderr, flush=True)
+    rt.stopping.set()
+    elapsed = time.monotonic() - started
+    families = [family for family in FAMILIES if any(b.family == family for b in bundles)]
+
+    def rows_of(measure: Any) -> dict[str, dict[str, Any]]:
+        rows = {family: measure([r for r in runs if r.outcome.bundle.family == family]) for family in families}
+        rows["all"] = measure(runs)
+        return rows
+
+    boundary_rows = rows_of(lambda chosen: metrics([r.outcome for r in chosen]))
+    part_rows = rows_of(lambda chosen: {"bundles": len(chosen), **part_metrics(chosen)})
+    total, parts = boundary_rows["all"], part_rows["all"]
+    met = (
+        parts["succeeded_wrong_pages"] == 0
+        and parts["not_ended"] == 0
+        and total["f1"] >= TARGET_F1
+        and total["mixed_parts"] == 0
+    )
+    wrong = [worker_case_record(r) for r in runs if r.wrong or r.outcome.mixed_parts]
+    number_wrong = [
+        worker_case_record(r)
+        for r in runs
+        if any(p["state"] == SUCCEEDED and not p["wrong_pages"] and not p["number_right"] for p in r.parts)
+    ]
+    not_ended = [worker_case_record(r) for r in runs if any(p["state"] not in ENDED for p in r.parts)]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    provider = settings.EXTRACTION_PROVIDER
+
+    def report() -> None:
+        print("# Bundle splitting through the worker (eval/bundles.py --through-worker)\n")
+        print(
+            f"{len(bundles)} bundles ({', '.join(families)}) built from {len(invoices)} sample PDFs (seed "
+            f"{args.seed}), each stored as a document of a fresh tenant (possible_duplicate off), accepted with "
+            f"the default model policy (provider {provider}), taken in and run by a worker slot in this process, "
+            f"then its parts likewise. Database {EVAL_DATABASE}, Redis {EVAL_REDIS_URL}. "
+            f"Commit {commit.stdout.strip() or '?'}, {elapsed:.0f} s.\n"
+        )
+        print("## Page boundaries of the parts\n")
+        _table(boundary_rows)
+        print("\n## How the parts ended\n")
+        _part_table(part_rows)
+        verdict = "met" if met else "NOT met"
+        print(
+            f"\nParts that ended SUCCEEDED holding pages of two invoices or missing pages of theirs: "
+            f"**{parts['succeeded_wrong_pages']}** (must be 0). Target (that, every part ended, F1 >= {TARGET_F1}, "
+            f"no part with two invoices' pages): **{verdict}**."
+        )
+        _print_worker_cases("Bundles split wrong", wrong)
+        _print_worker_cases("Bundles with a SUCCEEDED part whose invoice number is not its invoice's", number_wrong)
+        if not_ended:
+            _print_worker_cases("Bundles with a part that did not end", not_ended)
+
+    result = {
+        "mode": "through_worker",
+        "seed": args.seed,
+        "commit": commit.stdout.strip(),
+        "database": EVAL_DATABASE,
+        "redis_url": EVAL_REDIS_URL,
+        "provider": provider,
+        "seconds": round(elapsed, 1),
+        "target": {"f1": TARGET_F1, "succeeded_wrong_pages": 0, "met": met},
+        "boundaries": boundary_rows,
+        "parts": part_rows,
+        "wrong": wrong,
+        "succeeded_number_wrong": number_wrong,
+        "not_ended": not_ended,
+        "bundles": [worker_case_record(r) for r in runs],
+    }
+    harness.publish_results("bundles-worker", report, result, json_path=args.json)
+    return 0 if met else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="the JSON's path (default: bench/results/bundles-<UTC time>.json)")
     parser.add_argument("--mixed", type=int, default=40, help="how many mixed bundles (40)")
     parser.add_argument("--scanned", type=int, default=4, help="how many scanned bundles, read by OCR (4; 0 skips)")
     parser.add_argument("--seed", type=int, default=27, help="the bundles' random seed (27, the issue)")
+    parser.add_argument(
+        "--through-worker", action="store_true", help="split through the product path (database eval_bundles)"
+    )
+    parser.add_argument(
+        "--through-worker-limit", type=int, metavar="N", help="with --through-worker: N bundles (default all)"
+    )
+    parser.add_argument(
+        "--with-scanned", action="store_true", help="with --through-worker: the scanned family too (OCR, slow)"
+    )
     args = parser.parse_args()
+    if args.through_worker != THROUGH_WORKER:  # an abbreviation: Django is set up for no database
+        parser.error("spell --through-worker out")
+    if not args.through_worker and (args.through_worker_limit is not None or args.with_scanned):
+        parser.error("--through-worker-limit and --with-scanned go with --through-worker")
+    if args.through_worker:
+        try:
+            return run_through_worker(args)
+        finally:
+            if MEDIA_ROOT is not None:
+                shutil.rmtree(MEDIA_ROOT, ignore_errors=True)
     started = time.monotonic()
     invoices = sample_invoices()
     bundles = build_bundles(invoices, mixed=args.mixed, scanned=args.scanned, seed=args.seed)
