@@ -5,7 +5,10 @@ in a window, computed in PostgreSQL from the rows that record each job's history
 with ``--tenant``) whose document class the SLO covers: the media type intake sniffed from
 the bytes is in ``settings.SLO_DOCUMENT_CONTENT_TYPES`` and the job's schema is one intake
 accepts. The class is fixed at acceptance, so no outcome can move a job out of the
-denominator; jobs of other classes are counted apart and nowhere else.
+denominator; jobs of other classes are counted apart and nowhere else. A bundle counts as the
+invoices it held: once its job is SPLIT, each part is a job of the window in its place,
+accepted when the bundle was (the client's clock started then; an ingress latency is the
+part's own).
 
 **The completion SLI** is the share of those jobs that *completed within the tenant's target*
 (``Tenant.completion_target_seconds``, 900 s unless the admin says otherwise): the job reached

@@ -17,7 +17,9 @@ DROP TABLE IF EXISTS pg_temp.slo_window_jobs
 -- each: its document class (intake's media type and the job's schema) and whether the SLO
 -- covers it, the tenant's completion target, and the moments of its history. Each "first"
 -- moment is the first time it happened: an operator's re-run repeats a state, and the SLO
--- judges the job's first way through.
+-- judges the job's first way through. A bundle counts as the invoices it held: a SPLIT job is
+-- not in the window, each of its parts is, accepted when the bundle was (its client's clock
+-- started then) and in the window the bundle's acceptance falls in.
 --   succeeded_at       first transition to SUCCEEDED (a worker's completion or an approval)
 --   decided_at         the first reviewer decision (review_decisions), with its verdict
 --   review_entered_at  first transition to REVIEW_REQUIRED
@@ -26,9 +28,10 @@ DROP TABLE IF EXISTS pg_temp.slo_window_jobs
 CREATE TEMPORARY TABLE slo_window_jobs ON COMMIT DROP AS
 SELECT j.id AS job_id, j.tenant_id, j.state, j.error_class, j.model_policy, j.schema, d.content_type,
        (d.content_type = ANY(%(content_types)s) AND j.schema = ANY(%(schemas)s)) AS supported,
-       j.created_at AS accepted_at,
+       coalesce(p.created_at, j.created_at) AS accepted_at,
+       j.created_at AS created_at,  -- a part's own: when the split wrote it
        t.completion_target_seconds,
-       j.created_at + make_interval(secs => t.completion_target_seconds) AS due_at,
+       coalesce(p.created_at, j.created_at) + make_interval(secs => t.completion_target_seconds) AS due_at,
        (SELECT min(e.created_at) FROM job_events e
          WHERE e.job_id = j.id AND e.to_state = job_state_succeeded()) AS succeeded_at,
        rd.created_at AS decided_at,
@@ -42,13 +45,15 @@ SELECT j.id AS job_id, j.tenant_id, j.state, j.error_class, j.model_policy, j.sc
   FROM extraction_jobs j
   JOIN accounts_tenant t ON t.id = j.tenant_id
   JOIN documents d ON d.id = j.document_id
+  LEFT JOIN extraction_jobs p ON p.id = j.parent_id
   LEFT JOIN LATERAL (
       SELECT r.created_at, r.decision FROM review_decisions r
        WHERE r.job_id = j.id
        ORDER BY r.created_at, r.id
        LIMIT 1
   ) AS rd ON true
- WHERE j.created_at >= %(since)s AND j.created_at < %(until)s
+ WHERE coalesce(p.created_at, j.created_at) >= %(since)s AND coalesce(p.created_at, j.created_at) < %(until)s
+   AND j.state <> job_state_split()
    AND (%(tenant)s::uuid IS NULL OR j.tenant_id = %(tenant)s)
 
 
@@ -146,15 +151,16 @@ SELECT count(*),
 -- What the database records of acceptance: the job row and its requested event are written
 -- in one transaction at the same now(), so the time the request took to be answered 202 is
 -- not here. Recorded: accepted -> the relay marked the requested event published, and
--- accepted -> ingress took the event in (the job's first READY).
+-- accepted -> ingress took the event in (the job's first READY); a bundle's part from when the
+-- split wrote it and its requested event.
 SELECT count(o.published_at),
        count(*) FILTER (WHERE o.published_at IS NULL),
        percentile_cont(%(fractions)s::float8[])
-           WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at - w.accepted_at)::float8)
+           WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at - w.created_at)::float8)
            FILTER (WHERE o.published_at IS NOT NULL),
        count(w.taken_in_at),
        percentile_cont(%(fractions)s::float8[])
-           WITHIN GROUP (ORDER BY extract(epoch FROM w.taken_in_at - w.accepted_at)::float8)
+           WITHIN GROUP (ORDER BY extract(epoch FROM w.taken_in_at - w.created_at)::float8)
            FILTER (WHERE w.taken_in_at IS NOT NULL)
   FROM slo_window_jobs w
   LEFT JOIN outbox_events o ON o.job_id = w.job_id AND o.event_type = %(requested_event)s

@@ -18,6 +18,7 @@ from accounts.models import Tenant
 from delivery import dispatch, fan_out
 from delivery.endpoints import register_endpoint
 from delivery.models import Delivery, DeliveryAttempt
+from extraction.execution import lifecycle
 from extraction.models import AttemptOutcome, ExtractionJob, OutboxEvent
 from tests.extraction.operations.history import (
     claim,
@@ -31,7 +32,7 @@ from tests.extraction.operations.history import (
     unpaid,
     waiting_job,
 )
-from tests.factories import make_document, make_tenant
+from tests.factories import make_document, make_tenant, take_in
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
@@ -446,3 +447,30 @@ def test_an_unknown_policy_price_is_named_not_guessed(db, window, settings):
     calls = _report(*window, tenant=tenant)["model_calls"]
 
     assert (calls["paid_calls"], calls["cost_micros"], calls["unpriced_policies"]) == (1, 0.0, ["retired-policy"])
+
+
+@pytest.mark.django_db
+def test_a_bundle_counts_as_its_invoices_each_timed_from_the_bundles_acceptance(window):
+    since, _ = window
+    tenant = make_tenant()
+    bundle = waiting_job(tenant)
+    taken = claim(bundle)
+    split = lifecycle.AttemptReport(outcome=AttemptOutcome.SPLIT)
+    assert lifecycle.split_job(taken, [(1, 1), (2, 2)], page_count=2, report=split, detail={})
+    relive(bundle, since, [0, 1, 2, 600])  # split 10 minutes after the bundle was accepted
+    first, second = ExtractionJob.objects.filter(parent_id=bundle).order_by("first_page").values_list("pk", flat=True)
+    for part in (first, second):
+        take_in(part)
+        complete(claim(part), unpaid(AttemptOutcome.SUCCEEDED))
+    # Each part's own clock: accepted at the split, done 100 s and 400 s later. From the
+    # bundle's acceptance that is 700 s (within the 900 s target) and 1,000 s (late).
+    relive(first, since + timedelta(seconds=600), [0, 10, 20, 100])
+    relive(second, since + timedelta(seconds=600), [0, 10, 20, 400])
+
+    report = _report(*window, tenant=tenant)
+
+    assert report["jobs"]["accepted"] == 2  # the two invoices; the bundle's job is not one
+    assert (report["completion"]["denominator"], report["completion"]["good"]) == (2, 1)
+    assert report["completion"]["sli"] == 0.5
+    # Ingress latency is each part's own: its requested event was taken in 10 s after the split.
+    assert report["accept_latency"]["accepted_to_taken_in_seconds"]["p50"] == 10
