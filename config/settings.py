@@ -433,12 +433,15 @@ OPERATOR_ACTION_MAX_OBJECTS = env_int("OPERATOR_ACTION_MAX_OBJECTS", 10_000)
 # feed admission (BP-1) before any real usage is known.
 # reading: "model" (the pool's provider alone) or "rules_and_model" (the built-in rules read the
 # same text beside it and the two readings make one answer: extraction/validation/readings.py).
+# bundle_second_reader: the pool's model also reads a bundle's boundaries where the detector
+# decided them narrowly (extraction/execution/splitting.py); ignored for the built-in rules.
 MODEL_POLICIES: dict[str, dict[str, Any]] = {
     "default": {
         "provider_pool": "default",
         "reserved_tokens": 6000,
         "price_per_1k_tokens_micros": 2000,
         "reading": env("EXTRACTION_READING", "model"),
+        "bundle_second_reader": env_bool("EXTRACTION_BUNDLE_SECOND_READER", False),
     },
 }
 

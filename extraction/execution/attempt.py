@@ -13,6 +13,7 @@ used.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import json
@@ -24,7 +25,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -39,11 +40,19 @@ from extraction.execution import completions, lifecycle, retry, splitting
 from extraction.execution.faults import fault_point
 from extraction.execution.lifecycle import AttemptReport, Claim, Completion
 from extraction.execution.outcomes import AttemptResult, CompletionVerdict
-from extraction.execution.runtime import Interrupted, WorkerRuntime, call_provider, db_step, read_after_model_call
+from extraction.execution.runtime import (
+    Interrupted,
+    WorkerRuntime,
+    call_in_slot,
+    call_provider,
+    db_step,
+    read_after_model_call,
+)
 from extraction.intake.text import DocumentText
 from extraction.models import AttemptOutcome, Document, ExtractedText
-from extraction.providers import PoolBinding, provider_for_policy
-from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.providers import PoolBinding, boundaries, provider_for_policy
+from extraction.providers.base import BoundaryReader, ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.providers.boundaries import BoundaryRequest
 from extraction.providers.builtin import PROVIDER_NAME as BUILTIN_PROVIDER
 from extraction.providers.builtin import extract_invoice
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
@@ -105,10 +114,19 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
         whole = _read_document(claim)
         if isinstance(whole, AttemptResult):
             return whole
-        bundle = splitting.bundle_parts(claim, whole)
+        bundle = splitting.first_reading(claim, whole)
         if bundle is not None:
-            with db_step():
-                return splitting.split_into_parts(claim, whole, bundle)
+            reader = splitting.second_reader(claim, bundle)
+            if reader is not None:
+                read_twice = _read_boundaries(claim, rt, whole, reader)
+                if isinstance(read_twice, AttemptResult):
+                    return read_twice
+                bundle = read_twice
+            if bundle.splits:
+                with db_step():
+                    return splitting.split_into_parts(claim, whole, bundle)
+            if bundle.second_reading is not None:
+                _EARLIER_CALL.set(bundle.second_reading.report)
         document = splitting.read_as_part(claim, whole)
         einvoice = _einvoice_of(claim, document)
         if einvoice is not None and einvoice.structured_first:
@@ -148,6 +166,7 @@ def execute_attempt(claim: Claim, rt: WorkerRuntime) -> AttemptResult:
             return _complete_read_together(claim, answer, rules, document)
         return _complete_alone(claim, answer, document)
     finally:
+        _EARLIER_CALL.set(None)
         rt.untrack(claim)
 
 
@@ -196,6 +215,29 @@ def _reserve_capacity(claim: Claim, document: DocumentText) -> ModelCall | Attem
         max_output_tokens=binding.max_output_tokens,
         tokenizer_url=binding.local_server,
     )
+    granted = _acquire_permit(claim, binding, tokens)
+    if isinstance(granted, AttemptResult):
+        return granted
+    request = ProviderRequest(
+        job_id=str(claim.job_id),
+        attempt=claim.attempt,
+        document=read,
+        schema=MODEL_ANSWER_SCHEMA,
+        model=binding.model,
+        max_output_tokens=binding.max_output_tokens,
+        timeout_seconds=_call_timeout(claim),
+    )
+    return ModelCall(binding, read, granted, request)
+
+
+def _call_timeout(claim: Claim) -> float:
+    """A call's bound: the attempt timeout, or what is left before the deadline and the commit."""
+    remaining = (claim.deadline_at.timestamp() - time.time()) - settings.COMMIT_MARGIN_SECONDS
+    return max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining))
+
+
+def _acquire_permit(claim: Claim, binding: PoolBinding, tokens: int) -> limiter.Permit | AttemptResult:
+    """The pool's permit for ``tokens``, or DEFERRED with the job handed back to wait for it."""
     # The permit names its attempt, so the self-audit can give back one whose attempt is over.
     holder = limiter.permit_holder(claim.job_id, claim.fence)
     granted = limiter.acquire(limiter.pool_limits(binding.pool), tokens=tokens, holder=holder)
@@ -219,17 +261,65 @@ def _reserve_capacity(claim: Claim, document: DocumentText) -> ModelCall | Attem
             },
         )
         return AttemptResult.DEFERRED
-    remaining = (claim.deadline_at.timestamp() - time.time()) - settings.COMMIT_MARGIN_SECONDS
-    request = ProviderRequest(
+    return granted
+
+
+def _read_boundaries(
+    claim: Claim, rt: WorkerRuntime, document: DocumentText, binding: PoolBinding
+) -> splitting.BundleDecision | AttemptResult:
+    """The second reader's call (extraction.execution.splitting): the bundle's pages shown to
+    the pool's model under a permit like any model call; the split its answer decides. A
+    failed call or an unusable answer leaves the detector's decision: the bundle is split as
+    without a second reader, never failed for it."""
+    pages = document.for_providers().pages
+    tokens = reservation(
+        boundaries.INSTRUCTIONS + boundaries.shown_pages(pages),
+        model=binding.model,
+        max_output_tokens=boundaries.MAX_OUTPUT_TOKENS,
+        tokenizer_url=binding.local_server,
+    )
+    permit = _acquire_permit(claim, binding, tokens)
+    if isinstance(permit, AttemptResult):
+        return permit
+    reader = cast(BoundaryReader, binding.provider)
+    request = BoundaryRequest(
         job_id=str(claim.job_id),
         attempt=claim.attempt,
-        document=read,
-        schema=MODEL_ANSWER_SCHEMA,
+        pages=pages,
         model=binding.model,
-        max_output_tokens=binding.max_output_tokens,
-        timeout_seconds=max(1.0, min(settings.ATTEMPT_TIMEOUT_SECONDS, remaining)),
+        timeout_seconds=_call_timeout(claim),
     )
-    return ModelCall(binding, read, granted, request)
+    try:
+        response = call_in_slot(functools.partial(reader.read_boundaries, request), rt)
+    except Interrupted as exc:
+        limiter.release(permit, actual_tokens=None)  # sent and unanswered: it may be billed
+        return hand_back_interrupted(claim, reader.name, detail=str(exc))
+    except ProviderError as exc:
+        limiter.release(permit, actual_tokens=_billed_tokens(exc))
+        _note_rate_limit(binding, permit, exc)
+        report = _report(AttemptOutcome.SPLIT, error=exc, provider=reader.name, detail=f"second reader: {exc}")
+        return splitting.read_twice(document, splitting.SecondReading(None, report, f"{exc.kind.value}: {exc}"[:500]))
+    except BaseException:
+        limiter.release(permit, actual_tokens=None)  # unknown: keep the reservation
+        raise
+    limiter.release(permit, actual_tokens=_used_tokens(response))
+    report = _report(AttemptOutcome.SPLIT, response, provider=reader.name)
+    try:
+        first_pages = boundaries.parse_answer(response.output_text, page_count=len(pages))
+    except boundaries.BoundaryAnswerError as exc:
+        return splitting.read_twice(document, splitting.SecondReading(None, report, str(exc)[:500]))
+    return splitting.read_twice(document, splitting.SecondReading(first_pages, report))
+
+
+def _note_rate_limit(binding: PoolBinding, permit: limiter.Permit, error: ProviderError) -> None:
+    """A 429 cools the pool down for every worker (an unlimited pool cools nobody down)."""
+    if error.kind != ErrorKind.RATE_LIMITED:
+        return
+    PROVIDER_RATE_LIMITED.labels(pool=binding.pool).inc()
+    if permit.counted:
+        limiter.start_cooldown(
+            binding.pool, seconds=error.retry_after_seconds or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS
+        )
 
 
 # What ends an attempt whose model failed for good, instead of failing the job (rules_and_model).
@@ -249,11 +339,7 @@ def _call_model(
         return hand_back_interrupted(claim, provider.name, detail=str(exc))
     except ProviderError as exc:
         limiter.release(call.permit, actual_tokens=_billed_tokens(exc))
-        if exc.kind == ErrorKind.RATE_LIMITED:
-            PROVIDER_RATE_LIMITED.labels(pool=pool).inc()
-            if call.permit.counted:  # an unlimited pool cools nobody down
-                cooldown = exc.retry_after_seconds or settings.CAPACITY_DEFAULT_COOLDOWN_SECONDS
-                limiter.start_cooldown(pool, seconds=cooldown)
+        _note_rate_limit(call.binding, call.permit, exc)
         if call.binding.local_server and _server_not_serving(exc):
             return _wait_for_local_server(claim, exc, pool)
         return _after_provider_error(claim, exc, provider.name, fallback=fallback)
@@ -692,7 +778,26 @@ def _report(
         )
     else:
         report = AttemptReport(outcome=outcome, provider=provider, error_detail=detail)
+    earlier = _EARLIER_CALL.get()
+    if earlier is not None:
+        # The second reader read this attempt's bundle and left it whole: one attempt, one
+        # ledger row, its tokens counted there.
+        report = dataclasses.replace(
+            report,
+            input_tokens=_sum(report.input_tokens, earlier.input_tokens),
+            output_tokens=_sum(report.output_tokens, earlier.output_tokens),
+        )
     return _traced(report)
+
+
+def _sum(*counts: int | None) -> int | None:
+    known = [count for count in counts if count is not None]
+    return sum(known) if known else None
+
+
+# The second reader's call when its answer left the document whole (execute_attempt sets it and
+# clears it when the attempt ends): what _report adds to the attempt's ledger entry.
+_EARLIER_CALL: contextvars.ContextVar[AttemptReport | None] = contextvars.ContextVar("earlier_call", default=None)
 
 
 def _traced(report: AttemptReport) -> AttemptReport:

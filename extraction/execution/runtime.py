@@ -5,6 +5,7 @@ that the shutdown can abandon. One per process (:func:`runtime`); the slots shar
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import os
 import queue
@@ -232,7 +233,13 @@ _call_threads = threading.local()
 
 def call_provider(provider: Any, request: ProviderRequest, rt: WorkerRuntime) -> ProviderResponse:
     """``provider.extract(request)``, abandoned (``Interrupted``) if the shutdown grace runs out
-    first.
+    first (:func:`call_in_slot`)."""
+    return call_in_slot(functools.partial(provider.extract, request), rt)
+
+
+def call_in_slot(call: Callable[[], ProviderResponse], rt: WorkerRuntime) -> ProviderResponse:
+    """One provider call (``call()``), abandoned (``Interrupted``) if the shutdown grace runs
+    out first.
 
     The call runs on a daemon thread (the slot's :class:`_CallThread`) so that this slot can give
     up waiting: an HTTP read cannot be interrupted from outside, and Celery's warm shutdown waits
@@ -246,7 +253,7 @@ def call_provider(provider: Any, request: ProviderRequest, rt: WorkerRuntime) ->
 
     def _call() -> None:
         try:
-            outcome["response"] = context.run(provider.extract, request)
+            outcome["response"] = context.run(call)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting slot as it is
             outcome["error"] = exc
         finally:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -115,6 +115,9 @@ class Junction:
     score: int
     boundary: bool
     uncertain: bool
+    # The second reader (a model, extraction.execution.splitting) decided this uncertain
+    # junction; ``boundary`` is its answer, not the score's.
+    second_reader: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,17 +153,17 @@ class BundleSplit:
         return tuple(part.first for part in self.parts[1:])
 
 
-def split_document(document: DocumentText) -> BundleSplit:
+def split_document(document: DocumentText, *, second_reading: frozenset[int] | None = None) -> BundleSplit:
     """The invoices in a document's pages, as the service extracted them.
 
     A Factur-X/ZUGFeRD PDF's embedded XML is printed as a page after the visible ones
     (``DocumentText.einvoice_page``); it is no page of the PDF and is left out, so part pages are
     the PDF's page numbers. An XML upload is one e-invoice: one part.
     """
-    return split_bundle(document.for_providers().pages)
+    return split_bundle(document.for_providers().pages, second_reading=second_reading)
 
 
-def split_bundle(pages: Sequence[str]) -> BundleSplit:
+def split_bundle(pages: Sequence[str], *, second_reading: frozenset[int] | None = None) -> BundleSplit:
     """The invoices in ``pages`` (each page's text, in order), as page ranges.
 
     1. Read each page on its own: its printed page number, and the invoice number, supplier VAT
@@ -169,7 +172,9 @@ def split_bundle(pages: Sequence[str]) -> BundleSplit:
        the current part: the last invoice number, VAT id and name its pages showed, and whether
        it printed its totals.
     3. Start a new part where the score reaches :data:`BOUNDARY_SCORE`; its identity is then the
-       new page's.
+       new page's. ``second_reading``: the pages a second reader (a model) says begin an
+       invoice; it decides the uncertain junctions, and the parts after them are scored as it
+       decided.
 
     One pass, each page read once: time and memory grow with the text, not with its square.
     """
@@ -181,6 +186,8 @@ def split_bundle(pages: Sequence[str]) -> BundleSplit:
     part = _Part.starting_with(readings[0])
     for page in range(2, len(readings) + 1):
         junction = _junction(page, readings[page - 2], readings[page - 1], part)
+        if second_reading is not None and junction.uncertain:
+            junction = replace(junction, boundary=page in second_reading, second_reader=True)
         junctions.append(junction)
         if junction.boundary:
             starts.append((page, junction.signals))

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Protocol
 
 from extraction.intake.text import DocumentText
+from extraction.providers.boundaries import BoundaryRequest
 
 
 class ErrorKind(str, Enum):
@@ -72,3 +73,12 @@ class Provider(Protocol):
     name: str
 
     def extract(self, request: ProviderRequest) -> ProviderResponse: ...
+
+
+class BoundaryReader(Protocol):
+    """A provider that also answers a bundle's boundary question (a model's, not the rules'):
+    the second reader of extraction.execution.splitting."""
+
+    name: str
+
+    def read_boundaries(self, request: BoundaryRequest) -> ProviderResponse: ...

@@ -20,7 +20,9 @@ import httpx2
 import openai
 
 from config.backoff import parse_retry_after
+from extraction.providers import boundaries
 from extraction.providers.base import ErrorKind, ProviderError, ProviderRequest, ProviderResponse
+from extraction.providers.boundaries import BoundaryRequest
 from extraction.providers.prompt import build_messages
 from extraction.providers.quoted_answer import (
     ANSWER_FORMATS,
@@ -106,6 +108,7 @@ class OpenAIProvider:
         else:
             schema_name, schema = JSON_SCHEMA_NAME, invoice_v1_json_schema()
         self._response_format = response_format(self.structured_output, name=schema_name, schema=schema)
+        self._boundaries_format: dict[str, Any] | None = None  # built at the first bundle question
         self.connect_timeout_seconds = connect_timeout_seconds
         self._base_url = base_url
         self._api_key = api_key
@@ -148,6 +151,33 @@ class OpenAIProvider:
             messages = build_messages(request.document, request.schema, answer_format=self.answer_format)
         except ValueError as error:
             raise ProviderError(ErrorKind.PERMANENT, str(error), request_sent=False) from error
+        response = self._complete(request, messages, self._response_format)
+        if self.answer_format == "quotes":
+            try:
+                invoice = invoice_from_quotes(json.loads(response.output_text), request.document)
+            except QuotedAnswerError as error:
+                raise ProviderError(
+                    ErrorKind.INVALID_OUTPUT,
+                    f"not a quotes answer: {error}",
+                    http_status=response.http_status,
+                    provider_request_id=response.provider_request_id,
+                ) from error
+            response = dataclasses.replace(response, output_text=json.dumps(invoice, ensure_ascii=False))
+        return response
+
+    def read_boundaries(self, request: BoundaryRequest) -> ProviderResponse:
+        """The second reader's question about a bundle (extraction.providers.boundaries): the
+        answer's JSON text, checked to be an object; its page numbers are the caller's to check."""
+        if self._boundaries_format is None:
+            self._boundaries_format = response_format(
+                self.structured_output, name=boundaries.SCHEMA_NAME, schema=boundaries.json_schema()
+            )
+        return self._complete(request, boundaries.messages(request.pages), self._boundaries_format)
+
+    def _complete(
+        self, request: ProviderRequest | BoundaryRequest, messages: list[dict[str, str]], answer: dict[str, Any]
+    ) -> ProviderResponse:
+        """One Chat Completions call asking for ``answer`` (a response format)."""
         # httpx deadlines are per phase; a non-streamed answer arrives in one read phase, so the
         # read timeout is the attempt deadline. Connecting gets its own, shorter bound.
         timeout = httpx2.Timeout(
@@ -157,7 +187,7 @@ class OpenAIProvider:
             **self.sampling,
             "model": request.model,
             "messages": messages,
-            "response_format": self._response_format,
+            "response_format": answer,
             self.token_limit_parameter: request.max_output_tokens,
         }
         started = time.monotonic()
@@ -184,22 +214,10 @@ class OpenAIProvider:
         except openai.APIStatusError as error:
             raise _status_error(error, dialect=self.structured_output) from error
         latency_ms = round((time.monotonic() - started) * 1000)
-        response = _response_from(raw, request, latency_ms)
-        if self.answer_format == "quotes":
-            try:
-                invoice = invoice_from_quotes(json.loads(response.output_text), request.document)
-            except QuotedAnswerError as error:
-                raise ProviderError(
-                    ErrorKind.INVALID_OUTPUT,
-                    f"not a quotes answer: {error}",
-                    http_status=response.http_status,
-                    provider_request_id=response.provider_request_id,
-                ) from error
-            response = dataclasses.replace(response, output_text=json.dumps(invoice, ensure_ascii=False))
-        return response
+        return _response_from(raw, request, latency_ms)
 
 
-def _response_from(raw: Any, request: ProviderRequest, latency_ms: int) -> ProviderResponse:
+def _response_from(raw: Any, request: ProviderRequest | BoundaryRequest, latency_ms: int) -> ProviderResponse:
     headers = raw.headers
     diagnostics = {
         "http_status": raw.status_code,

@@ -38,6 +38,9 @@ class SimulatorConfig:
     # The structured-output dialect the simulated server speaks (tests/simulator/dialects.py).
     structured_output: str = "openai_strict"
     seed: int | None = None
+    # A bundle question (extraction.providers.boundaries) is answered with these first pages,
+    # comma-separated ("1,4"); empty: with the pages the detector reads on what it was shown.
+    boundary_answer: str = ""
 
     def __post_init__(self) -> None:
         if self.time_scale <= 0:

@@ -6,6 +6,7 @@ import asyncio
 import ipaddress
 import json
 import math
+import re
 import signal
 import time
 import uuid
@@ -15,7 +16,9 @@ from typing import Any
 
 from aiohttp import web
 
+from extraction.intake.bundles import split_bundle
 from extraction.intake.text import DocumentText
+from extraction.providers import boundaries
 from extraction.providers.prompt import parse_document_from_messages
 from tests.simulator import dialects
 from tests.simulator.config import SimulatorConfig
@@ -78,6 +81,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         model = body["model"]
         messages = body["messages"]
         state.recent_requests.append(_request_summary(request, body))
+        if _asks_for_boundaries(body):
+            return _boundary_answer(state, config, model, messages)
         document = parse_document_from_messages(messages)
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         state.outcomes["bad_request"] += 1
@@ -123,6 +128,50 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         )
     finally:
         state.release()
+
+
+def _asks_for_boundaries(body: Mapping[str, Any]) -> bool:
+    response_format = body.get("response_format") or {}
+    return (response_format.get("json_schema") or {}).get("name") == boundaries.SCHEMA_NAME
+
+
+_SHOWN_PAGE = re.compile(r'<page number="(\d+)">\n(.*?)\n</page>', re.DOTALL)
+
+
+def _boundary_answer(
+    state: SimulatorState, config: SimulatorConfig, model: str, messages: list[dict[str, Any]]
+) -> web.Response:
+    """A bundle question: the first pages configured, or the detector's reading of the pages as
+    shown; the error fault applies as to any call."""
+    state.outcomes["boundaries"] += 1
+    if state.draw("error"):
+        return _openai_error(config.error_status, "The server had an error.", type_="server_error", code=None)
+    shown = str(messages[-1].get("content") or "")
+    pages = [text for _, text in _SHOWN_PAGE.findall(shown)]
+    if config.boundary_answer:
+        first_pages = [int(page) for page in config.boundary_answer.split(",")]
+    else:
+        first_pages = [1, *split_bundle(pages).boundaries]
+    content = json.dumps({"invoice_first_pages": first_pages})
+    prompt_tokens = sum(estimate_tokens(str(m.get("content") or "")) + 4 for m in messages)
+    completion_tokens = estimate_tokens(content)
+    state.prompt_tokens += prompt_tokens
+    state.completion_tokens += completion_tokens
+    return web.json_response(
+        {
+            "id": f"chatcmpl-sim-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        },
+        headers={"x-request-id": _request_id()},
+    )
 
 
 def _content(answer: dict[str, Any], original: dict[str, Any], *, quotes: bool) -> str:

@@ -198,9 +198,9 @@ def test_a_split_under_a_lost_fence_writes_no_part(tenant):
     from extraction.execution.attempt import load_document_text
 
     document = load_document_text(parent.document_id, ocr_language="eng")
-    bundle = splitting.bundle_parts(claim, document)
-    assert bundle is not None and len(bundle.parts) == 2
-    assert splitting.split_into_parts(claim, document, bundle) == "stale"
+    decision = splitting.first_reading(claim, document)
+    assert decision is not None and len(decision.split.parts) == 2
+    assert splitting.split_into_parts(claim, document, decision) == "stale"
 
     parent.refresh_from_db()
     assert parent.state == JobState.RUNNING
