@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -63,7 +63,9 @@ BATCH_BYTES = 128 * 1024 * 1024
 _T = TypeVar("_T")
 
 
-class JobState(str, Enum):
+class JobState(StrEnum):
+    """A job's state; prints as its name, as the API spells it."""
+
     ACCEPTED = "ACCEPTED"
     READY = "READY"
     RUNNING = "RUNNING"
