@@ -153,6 +153,12 @@ def _end_attempt(
         _count_attempt(report.outcome)
 
 
+def _end_stale_attempt(cursor: CursorWrapper, claim: Claim, report: AttemptReport) -> None:
+    """The attempt's ledger row when its move lost: what it learnt, judged a stale completion."""
+    stale = AttemptReport(**{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION})
+    _end_attempt(cursor, claim.job_id, claim.fence, stale)
+
+
 def _count_attempt(outcome: str) -> None:
     """Count an ended attempt by outcome (/metrics) once its ledger row is committed."""
     transaction.on_commit(ATTEMPTS.labels(outcome=outcome).inc)
@@ -498,12 +504,7 @@ def _fail_running(cursor: CursorWrapper, claim: Claim, *, report: AttemptReport,
         event_type=EventType.DEAD_LETTERED,
     )
     if moved is None:
-        _end_attempt(
-            cursor,
-            claim.job_id,
-            claim.fence,
-            AttemptReport(**{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}),
-        )
+        _end_stale_attempt(cursor, claim, report)
         return AttemptResult.STALE
     _count_attempt(report.outcome)
     _observe_end(JobState.FAILED_TERMINAL, moved.accepted_seconds_ago)
@@ -545,12 +546,7 @@ def split_job(
             parts=json.dumps(listed),
         )
         if moved is None:
-            _end_attempt(
-                cursor,
-                claim.job_id,
-                claim.fence,
-                AttemptReport(**{**report.__dict__, "outcome": AttemptOutcome.STALE_COMPLETION}),
-            )
+            _end_stale_attempt(cursor, claim, report)
             return False
         _count_attempt(report.outcome)
         _observe_end(JobState.SPLIT, moved.accepted_seconds_ago)

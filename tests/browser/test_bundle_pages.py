@@ -13,7 +13,8 @@ from extraction.execution import worker
 from extraction.execution.runtime import WorkerRuntime
 from extraction.models import ExtractionJob, JobState
 from tests.browser.support import log_in
-from tests.extraction.execution.test_bundle_jobs import ELEKTRON, FREE_FIBER, _bundle
+from tests.extraction.execution.test_bundle_jobs import ELEKTRON, FREE_FIBER
+from tests.extraction.intake.test_bundles import bundle_of
 from tests.factories import make_document, make_job, take_in
 
 pytestmark = pytest.mark.slow
@@ -25,7 +26,7 @@ def split_bundle(member):
     parts' ids and states in page order). Made before the browser starts: the ORM refuses to
     run inside Playwright's event loop."""
     tenant = Membership.objects.get(user=member).tenant
-    document = make_document(tenant, content=_bundle(ELEKTRON, FREE_FIBER), filename="month.pdf")
+    document = make_document(tenant, content=bundle_of(ELEKTRON, FREE_FIBER), filename="month.pdf")
     parent = make_job(tenant, document=document)
     assert worker.run_slot(WorkerRuntime(worker_id=f"w-{uuid.uuid4().hex[:6]}"), max_jobs=1) == 1
     parts = list(ExtractionJob.objects.filter(parent=parent).order_by("first_page"))

@@ -6,7 +6,6 @@ the relay, the ingress/LLM workers, a delivery worker, the schedulers and the ER
 
 from __future__ import annotations
 
-import io
 import socket
 import sys
 import uuid
@@ -14,12 +13,12 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from pypdf import PdfWriter
 
 from delivery import dispatch
 from delivery.erp.models import ErpInboxEntry
 from delivery.models import Delivery
 from extraction.models import ExtractionBatch, ExtractionJob, JobState
+from tests.extraction.intake.test_bundles import bundle_of
 from tests.factories import INVOICES, unique_invoice
 from tests.system import SystemProcesses, connect_reference_erp, start_web, system_env, wait_for
 
@@ -41,15 +40,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _bundle() -> bytes:
-    writer = PdfWriter()
-    writer.append(ELEKTRON)
-    writer.append(FREE_FIBER)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 @pytest.fixture
@@ -74,7 +64,10 @@ def test_a_batch_with_a_bundle_ends_with_its_parts_delivered_and_one_batch_compl
     system.scheduler()
     system.start("delivery-scheduler", [sys.executable, "manage.py", "run_delivery_scheduler"])
 
-    files = [SimpleUploadedFile("month.pdf", _bundle()), SimpleUploadedFile("one.txt", unique_invoice())]
+    files = [
+        SimpleUploadedFile("month.pdf", bundle_of(ELEKTRON, FREE_FIBER)),
+        SimpleUploadedFile("one.txt", unique_invoice()),
+    ]
     response = tenant.client.post(
         "/api/v1/extraction-batches", {"files": files}, format="multipart", HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex
     )

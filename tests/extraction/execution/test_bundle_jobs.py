@@ -4,18 +4,14 @@ like any other job, and the status API links parent and parts."""
 
 from __future__ import annotations
 
-import io
 import re
 import uuid
-from pathlib import Path
 
 import pytest
-from pypdf import PdfWriter
 
 from accounts.models import TenantUsage
 from extraction.execution import lifecycle, splitting, worker
 from extraction.execution.runtime import WorkerRuntime
-from extraction.intake.text import embedded_invoice_xml
 from extraction.models import (
     Attempt,
     AttemptOutcome,
@@ -26,6 +22,7 @@ from extraction.models import (
     OutboxEvent,
     Supplier,
 )
+from tests.extraction.intake.test_bundles import bundle_of
 from tests.extraction.review.test_review import _elektron, logged_in, staff
 from tests.factories import INVOICES, make_document, make_job, take_in
 
@@ -33,18 +30,6 @@ FX = INVOICES / "zugferd-corpus/XML-Rechnung/FX"
 COMPARE = INVOICES / "invoice2data/compare"
 ELEKTRON = FX / "EN16931_Elektron.pdf"  # 3 pages, invoice number 181301674
 FREE_FIBER = COMPARE / "free_fiber.pdf"  # 2 pages
-
-
-def _bundle(*pdfs: Path, attach: Path | None = None) -> bytes:
-    writer = PdfWriter()
-    for pdf in pdfs:
-        writer.append(pdf)
-    if attach is not None:
-        name, xml = embedded_invoice_xml(attach.read_bytes()) or ("", b"")
-        writer.add_attachment(name, xml)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def _bundle_job(tenant, data: bytes, **options) -> ExtractionJob:
@@ -62,7 +47,7 @@ def _parts(job: ExtractionJob) -> list[ExtractionJob]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_bundle_of_two_invoices_ends_split_with_a_job_per_invoice(tenant):
-    parent = _bundle_job(tenant, _bundle(ELEKTRON, FREE_FIBER))
+    parent = _bundle_job(tenant, bundle_of(ELEKTRON, FREE_FIBER))
     usage_before = TenantUsage.objects.get(tenant=tenant.tenant)
 
     _run(1)
@@ -129,7 +114,7 @@ def _evidence_pages(value):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_status_of_a_split_job_lists_its_parts_and_each_part_names_its_parent(tenant):
-    parent = _bundle_job(tenant, _bundle(ELEKTRON, FREE_FIBER))
+    parent = _bundle_job(tenant, bundle_of(ELEKTRON, FREE_FIBER))
     _run(1)
     parts = _parts(parent)
 
@@ -151,7 +136,7 @@ def test_the_status_of_a_split_job_lists_its_parts_and_each_part_names_its_paren
 def test_an_attached_xml_answers_no_part_of_a_split_bundle(tenant):
     # Elektron's own XML attached to the bundle of Elektron and free_fiber: read whole, the XML
     # would answer for both invoices. Split, each part is read from its pages by the rules.
-    parent = _bundle_job(tenant, _bundle(ELEKTRON, FREE_FIBER, attach=ELEKTRON))
+    parent = _bundle_job(tenant, bundle_of(ELEKTRON, FREE_FIBER, attach=ELEKTRON))
     _run(1)
     parts = _parts(parent)
     assert [(part.first_page, part.last_page) for part in parts] == [(1, 3), (4, 5)]
@@ -169,7 +154,7 @@ def test_an_attached_xml_answers_no_part_of_a_split_bundle(tenant):
 
 @pytest.mark.django_db(transaction=True)
 def test_split_bundles_false_reads_the_bundle_as_one_invoice(tenant):
-    parent = _bundle_job(tenant, _bundle(ELEKTRON, FREE_FIBER), split_bundles=False)
+    parent = _bundle_job(tenant, bundle_of(ELEKTRON, FREE_FIBER), split_bundles=False)
     _run(1)
 
     parent.refresh_from_db()
@@ -189,7 +174,7 @@ def test_one_invoice_of_three_pages_is_not_split(tenant):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_split_under_a_lost_fence_writes_no_part(tenant):
-    parent = _bundle_job(tenant, _bundle(ELEKTRON, FREE_FIBER))
+    parent = _bundle_job(tenant, bundle_of(ELEKTRON, FREE_FIBER))
     claim = lifecycle.claim_next_job(worker_id="w-stale")
     assert claim is not None and claim.job_id == parent.pk
     # The lease ran out and another worker claimed the job: this claim's fence is stale.
@@ -219,7 +204,7 @@ def test_a_part_in_review_shows_the_reviewer_its_own_pages_only(tenant):
         vat_id=elektron["supplier"]["vat_id"]["value"],
         iban="DE02120300000000202051",
     )
-    parent = _bundle_job(tenant, _bundle(FREE_FIBER, ELEKTRON))
+    parent = _bundle_job(tenant, bundle_of(FREE_FIBER, ELEKTRON))
     _run(1)
     parts = _parts(parent)
     assert [(part.first_page, part.last_page) for part in parts] == [(1, 2), (3, 5)]

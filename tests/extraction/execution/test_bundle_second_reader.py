@@ -9,12 +9,12 @@ import uuid
 
 import pytest
 
-from extraction.capacity import limiter
 from extraction.execution import worker
 from extraction.execution.runtime import WorkerRuntime
 from extraction.intake.bundles import split_bundle
 from extraction.models import Attempt, AttemptOutcome, ExtractionJob, JobEvent, JobState
-from tests.extraction.execution.test_bundle_jobs import ELEKTRON, FREE_FIBER, _bundle
+from tests.extraction.execution.test_bundle_jobs import ELEKTRON, FREE_FIBER
+from tests.extraction.intake.test_bundles import bundle_of
 from tests.factories import make_document, make_job
 
 # Two invoices; the second names another supplier but prints no number: the detector keeps
@@ -34,44 +34,9 @@ def test_the_text_bundle_is_one_narrow_junction_for_the_detector():
 
 
 @pytest.fixture
-def second_reader_policy(transactional_db, sim, settings):
-    """``make(enabled)``: a policy on a pool of its own that calls the simulator, with the
-    second reader on or off."""
-    pools: list[str] = []
-
-    def make(enabled: bool = True) -> str:
-        pool = f"bundles-{uuid.uuid4().hex[:10]}"
-        settings.PROVIDER_POOLS = {
-            **settings.PROVIDER_POOLS,
-            pool: {
-                "provider": "openai",
-                "model": "sim-model",
-                "base_url": sim.base_url,
-                "api_key_env": "BUNDLE_TEST_API_KEY",
-                "max_output_tokens": 4000,
-                "requests_per_minute": 600,
-                "tokens_per_minute": 600_000,
-                "max_in_flight": 30,
-                "reserved_tokens": 6000,
-            },
-        }
-        settings.MODEL_POLICIES = {
-            **settings.MODEL_POLICIES,
-            f"p-{pool}": {
-                "provider_pool": pool,
-                "reserved_tokens": 6000,
-                "price_per_1k_tokens_micros": 0,
-                "reading": "model",
-                "bundle_second_reader": enabled,
-            },
-        }
-        limiter.reset_pool(pool)
-        pools.append(pool)
-        return f"p-{pool}"
-
-    yield make
-    for pool in pools:
-        limiter.reset_pool(pool)
+def second_reader_policy(sim_policy):
+    """``second_reader_policy(enabled)``: a model policy on the simulator, its second reader on or off."""
+    return lambda enabled=True: sim_policy(reading="model", bundle_second_reader=enabled)
 
 
 def _text_bundle_job(tenant, policy: str) -> ExtractionJob:
@@ -164,7 +129,7 @@ def test_without_the_policys_second_reader_no_question_is_asked(tenant, sim, sec
 
 @pytest.mark.django_db(transaction=True)
 def test_a_bundle_with_no_narrow_junction_is_split_without_asking(tenant, sim, second_reader_policy):
-    document = make_document(tenant.tenant, content=_bundle(ELEKTRON, FREE_FIBER), filename="month.pdf")
+    document = make_document(tenant.tenant, content=bundle_of(ELEKTRON, FREE_FIBER), filename="month.pdf")
     job = make_job(tenant.tenant, document=document, model_policy=second_reader_policy())
 
     _run()

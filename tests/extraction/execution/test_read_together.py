@@ -5,12 +5,9 @@ read by the model too, and the two readings make one answer, each value naming w
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from accounts.models import EInvoiceIntake
-from extraction.capacity import limiter
 from extraction.execution import worker
 from extraction.execution.runtime import WorkerRuntime
 from extraction.models import Attempt, ExtractionJob, ExtractionResult, JobState
@@ -22,42 +19,9 @@ DUMMY_IBAN = INVOICES / "zugferd-corpus/XML-Rechnung/FX/EN16931_AbweichenderZahl
 
 
 @pytest.fixture
-def model_policy(transactional_db, sim, settings):
+def model_policy(sim_policy):
     """``model_policy(reading)``: a policy on a pool of its own that calls the simulator."""
-    pools: list[str] = []
-
-    def make(reading: str) -> str:
-        pool = f"together-{uuid.uuid4().hex[:10]}"
-        settings.PROVIDER_POOLS = {
-            **getattr(settings, "PROVIDER_POOLS", {}),
-            pool: {
-                "provider": "openai",
-                "model": "sim-model",
-                "base_url": sim.base_url,
-                "api_key_env": "READ_TOGETHER_TEST_API_KEY",
-                "max_output_tokens": 4000,
-                "requests_per_minute": 600,
-                "tokens_per_minute": 600_000,
-                "max_in_flight": 30,
-                "reserved_tokens": 6000,
-            },
-        }
-        settings.MODEL_POLICIES = {
-            **settings.MODEL_POLICIES,
-            f"p-{pool}": {
-                "provider_pool": pool,
-                "reserved_tokens": 6000,
-                "price_per_1k_tokens_micros": 0,
-                "reading": reading,
-            },
-        }
-        limiter.reset_pool(pool)
-        pools.append(pool)
-        return f"p-{pool}"
-
-    yield make
-    for pool in pools:
-        limiter.reset_pool(pool)
+    return lambda reading: sim_policy(reading=reading)
 
 
 def _job(tenant, path, policy):

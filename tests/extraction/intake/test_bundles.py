@@ -20,7 +20,7 @@ INTARSYS = INVOICES / "zugferd-corpus/ZUGFeRDv2/correct/intarsys/EXTENDED"
 COMPARE = INVOICES / "invoice2data/compare"
 
 
-def _bundle(*pdfs: Path, attach: Path | None = None) -> bytes:
+def bundle_of(*pdfs: Path, attach: Path | None = None) -> bytes:
     """The PDFs one after another; ``attach``'s embedded invoice XML attached to the whole."""
     writer = PdfWriter()
     for pdf in pdfs:
@@ -40,7 +40,7 @@ def _read_as_worker(data: bytes):
 
 
 def _split(*pdfs: Path) -> BundleSplit:
-    return split_document(_read_as_worker(_bundle(*pdfs)))
+    return split_document(_read_as_worker(bundle_of(*pdfs)))
 
 
 def _ranges(split: BundleSplit) -> list[tuple[int, int]]:
@@ -146,7 +146,7 @@ def test_a_one_page_document_is_one_part():
 def test_the_printed_einvoice_is_not_a_page_of_the_bundle():
     # The bundle carries Einfach's factur-x.xml; the worker prints it as a third page.
     text = _read_as_worker(
-        _bundle(FX / "EN16931_Einfach.pdf", COMPARE / "coolblue1.pdf", attach=FX / "EN16931_Einfach.pdf")
+        bundle_of(FX / "EN16931_Einfach.pdf", COMPARE / "coolblue1.pdf", attach=FX / "EN16931_Einfach.pdf")
     )
     assert (len(text.pages), text.einvoice_page) == (4, 4)
 
