@@ -1,7 +1,8 @@
 """Bundle splitting: where one invoice ends and the next begins, on PDFs built from the sample invoices.
 
     .venv/bin/python eval/bundles.py [--json PATH] [--mixed N] [--scanned N] [--seed S]
-    .venv/bin/python eval/bundles.py --through-worker [--through-worker-limit N] [--with-scanned] [...]
+    .venv/bin/python eval/bundles.py --through-worker [--through-worker-limit N] [--with-scanned]
+        [--no-control] [--no-wrong-splits] [...]
 
 1. Builds bundles, deterministically, by concatenating the sample PDFs of ``testdata/invoices``
    (pypdf), 2 to 6 invoices each, in families: ``mixed`` (any invoices), ``same supplier`` (one
@@ -39,6 +40,20 @@ invoice number is compared with its invoice's truth. It uses a database of its o
 nor the tests'), Redis database 10 for the capacity limiter and a temporary media root. Results
 in ``bench/results/bundles-worker-<UTC time>.{txt,json}``; exit status 1 if a part ended
 SUCCEEDED with wrong pages, a part did not end, or the target above is missed.
+
+With it, two measurements, each on unless ``--no-control`` / ``--no-wrong-splits``:
+
+- the control: each invoice of the bundles accepted alone (its pages as the bundles hold them,
+  no attached e-invoice; and, for one carrying a Factur-X/ZUGFeRD XML, the sample file itself)
+  in a tenant made likewise, and each part holding one whole invoice compared with it: end
+  state, invoice number and gross total; every part that differs, with both review reasons.
+- wrong splits: each bundle's job accepted, claimed and split by ``lifecycle.split_job`` at
+  wrong boundaries, a tenant per kind: every true boundary one page later, one page earlier
+  (where every part stays non-empty), one boundary dropped (each in turn), a boundary added
+  inside each multi-page invoice. Each part holding wrong pages is taken in and run until it
+  ends; a SUCCEEDED one is harmless when its invoice number and gross total are its main
+  invoice's truth (the invoice it holds most pages of), harmful otherwise. Reported, not part
+  of the exit status.
 """
 
 from __future__ import annotations
@@ -57,6 +72,8 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +153,7 @@ class Invoice:
     number: str
     prints_page_numbers: bool
     einvoice: tuple[str, bytes] | None = field(repr=False)
+    gross: Decimal | None = None  # the truth's gross total (BT-112, invoice2data's amount)
 
 
 @dataclass(frozen=True)
@@ -162,18 +180,26 @@ class Bundle:
 def sample_invoices() -> list[Invoice]:
     """Every PDF in testdata/invoices with the supplier and invoice number its truth gives (the
     embedded XML's index, or invoice2data's JSON), sorted by path."""
-    truth: dict[str, tuple[str, str]] = {}
+    truth: dict[str, tuple[str, str, Any]] = {}
     for folder in INDEXED_FOLDERS:
         for record in json.loads((INVOICES / folder / "expected_fields.json").read_text())["records"]:
             if record["rendered_pdf"]:
-                truth[f"{folder}/{record['rendered_pdf']}"] = (record["seller_name"], record["invoice_number"])
+                truth[f"{folder}/{record['rendered_pdf']}"] = (
+                    record["seller_name"],
+                    record["invoice_number"],
+                    record["totals"]["gross_total_BT112"],
+                )
     for expected in sorted((INVOICES / "invoice2data" / "compare").glob("*.json")):
         record = json.loads(expected.read_text())[0]
-        truth[f"invoice2data/compare/{expected.stem}.pdf"] = (record["issuer"], str(record["invoice_number"]))
+        truth[f"invoice2data/compare/{expected.stem}.pdf"] = (
+            record["issuer"],
+            str(record["invoice_number"]),
+            record.get("amount"),
+        )
     invoices = []
     for path in sorted(INVOICES.rglob("*.pdf")):
         name = str(path.relative_to(INVOICES))
-        supplier, number = truth[name]
+        supplier, number, gross = truth[name]
         data = path.read_bytes()
         pages = extract_document_text(data, PDF).pages
         invoices.append(
@@ -184,9 +210,20 @@ def sample_invoices() -> list[Invoice]:
                 number=number.lstrip("#").strip(),
                 prints_page_numbers=any(find_page_number(page) for page in pages),
                 einvoice=embedded_invoice_xml(data),
+                gross=_decimal(gross),
             )
         )
     return invoices
+
+
+def _decimal(value: Any) -> Decimal | None:
+    """An amount as a Decimal (None: none, or not a number)."""
+    if value is None:
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
 
 
 def _chunks(items: Sequence[Invoice], size: int = 6) -> list[tuple[Invoice, ...]]:
@@ -518,18 +555,28 @@ def _invoice_number(result: Any) -> str | None:
     return None if value is None else str(value).lstrip("#").strip()
 
 
-def through_worker(bundle: Bundle, tenant: Any, rt: Any) -> WorkerRun:
-    """Store the bundle as the tenant's document, accept a job for it, take it in and run it;
-    then take in and run its parts until each ends."""
-    from extraction.intake.acceptance import JobRequest, accept_job
-    from extraction.intake.documents import store_document
-    from extraction.models import ExtractionJob, ExtractionResult, JobEvent
+def _gross_total(result: Any) -> Decimal | None:
+    totals = (result.output or {}).get("totals") if result is not None else None
+    gross = totals.get("gross") if isinstance(totals, dict) else None
+    return _decimal(gross.get("value")) if isinstance(gross, dict) else None
 
-    started = time.monotonic()
-    data = bundle_pdf(bundle)
-    detector = split_document(read_as_worker(data))  # the junctions' evidence, for the report
-    page_count = bundle.starts[-1] + bundle.members[-1].pages - 1
-    document, _ = store_document(tenant=tenant, upload=io.BytesIO(data), filename="bundle.pdf")
+
+def _review_reasons(result: Any) -> list[str]:
+    return list((result.validation or {}).get("reasons", [])) if result is not None else []
+
+
+def _same_number(number: str | None, truth: str | None) -> bool:
+    return number is not None and truth is not None and number.casefold() == truth.casefold()
+
+
+def _amount(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _accept(tenant: Any, document: Any) -> uuid.UUID:
+    """A job for the document, as the API accepts one: the default model policy, no options."""
+    from extraction.intake.acceptance import JobRequest, accept_job
+
     request = JobRequest(
         document=document,
         schema="invoice.v1",
@@ -538,7 +585,21 @@ def through_worker(bundle: Bundle, tenant: Any, rt: Any) -> WorkerRun:
         priority_class="batch",
         deadline_seconds=24 * 3600,
     )
-    parent_id = accept_job(tenant=tenant, idempotency_key=uuid.uuid4().hex, request=request).job_id
+    return accept_job(tenant=tenant, idempotency_key=uuid.uuid4().hex, request=request).job_id
+
+
+def through_worker(bundle: Bundle, tenant: Any, rt: Any) -> WorkerRun:
+    """Store the bundle as the tenant's document, accept a job for it, take it in and run it;
+    then take in and run its parts until each ends."""
+    from extraction.intake.documents import store_document
+    from extraction.models import ExtractionJob, ExtractionResult, JobEvent
+
+    started = time.monotonic()
+    data = bundle_pdf(bundle)
+    detector = split_document(read_as_worker(data))  # the junctions' evidence, for the report
+    page_count = bundle.starts[-1] + bundle.members[-1].pages - 1
+    document, _ = store_document(tenant=tenant, upload=io.BytesIO(data), filename="bundle.pdf")
+    parent_id = _accept(tenant, document)
     _take_in(parent_id)
     _run_until_ended([parent_id], rt)
     parent = ExtractionJob.objects.get(pk=parent_id)
@@ -566,7 +627,7 @@ def through_worker(bundle: Bundle, tenant: Any, rt: Any) -> WorkerRun:
         own = bundle.members[held[0]] if len(held) == 1 else None
         whole = own is not None and (first, last) == (starts[held[0]], starts[held[0]] + own.pages - 1)
         result = results.get(job.pk)
-        number = _invoice_number(result)
+        number, gross = _invoice_number(result), _gross_total(result)
         records.append(
             {
                 "first": first,
@@ -579,8 +640,10 @@ def through_worker(bundle: Bundle, tenant: Any, rt: Any) -> WorkerRun:
                 "wrong_pages": not whole,
                 "invoice_number": number,
                 "truth_number": own.number if own is not None else None,
-                "number_right": own is not None and number is not None and number.casefold() == own.number.casefold(),
-                "review_reasons": list((result.validation or {}).get("reasons", [])) if result is not None else [],
+                "number_right": own is not None and _same_number(number, own.number),
+                "gross": _amount(gross),
+                "truth_gross": _amount(own.gross) if own is not None else None,
+                "review_reasons": _review_reasons(result),
             }
         )
     outcome = score(bundle, BundleSplit(parts=tuple(parts), junctions=detector.junctions))
@@ -664,6 +727,344 @@ def _print_worker_cases(title: str, cases: Sequence[dict[str, Any]]) -> None:
                 print(f"  - {kind} boundary at page {item['page']} ({item['at']}): {item['signals']}")
 
 
+# --- control and wrong splits (--through-worker --control / --wrong-splits) ---------------------
+
+# The wrong splits forced on each bundle: every true boundary a page later, a page earlier
+# (where every part stays non-empty), one boundary dropped (each in turn), a boundary added
+# inside each multi-page invoice.
+WRONG_KINDS = ("later", "earlier", "merged", "cut")
+
+
+def _page_count(bundle: Bundle) -> int:
+    return bundle.starts[-1] + bundle.members[-1].pages - 1
+
+
+def _short(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def run_alone(invoice: Invoice, tenant: Any, rt: Any, *, as_file: bool = False) -> dict[str, Any]:
+    """The invoice accepted alone and run until it ends: its pages as the bundles hold them
+    (pypdf's copy, no attached e-invoice), or with ``as_file`` the sample file itself."""
+    from extraction.intake.documents import store_document
+    from extraction.models import ExtractionJob, ExtractionResult
+
+    data = (INVOICES / invoice.name).read_bytes() if as_file else bundle_pdf(Bundle(invoice.name, "alone", (invoice,)))
+    document, _ = store_document(tenant=tenant, upload=io.BytesIO(data), filename="invoice.pdf")
+    job_id = _accept(tenant, document)
+    _take_in(job_id)
+    _run_until_ended([job_id], rt)
+    job = ExtractionJob.objects.get(pk=job_id)
+    result = ExtractionResult.objects.filter(job_id=job_id).first()
+    number, gross = _invoice_number(result), _gross_total(result)
+    return {
+        "invoice": invoice.name,
+        "state": job.state,
+        "invoice_number": number,
+        "gross": _amount(gross),
+        "truth_number": invoice.number,
+        "truth_gross": _amount(invoice.gross),
+        "number_right": _same_number(number, invoice.number),
+        "review_reasons": _review_reasons(result),
+    }
+
+
+def control_records(runs: Sequence[WorkerRun], alone: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each part that holds one whole invoice, beside that invoice read alone."""
+    records = []
+    for run in runs:
+        for part in run.parts:
+            if part["wrong_pages"]:
+                continue
+            solo = alone[part["invoices"][0]]
+            records.append(
+                {
+                    "bundle": run.outcome.bundle.name,
+                    "family": run.outcome.bundle.family,
+                    "pages": [part["first"], part["last"]],
+                    "invoice": part["invoices"][0],
+                    "state": part["state"],
+                    "alone_state": solo["state"],
+                    "same_state": part["state"] == solo["state"],
+                    "same_number": part["invoice_number"] == solo["invoice_number"],
+                    "same_gross": _decimal(part["gross"]) == _decimal(solo["gross"]),
+                    "invoice_number": part["invoice_number"],
+                    "alone_invoice_number": solo["invoice_number"],
+                    "gross": part["gross"],
+                    "alone_gross": solo["gross"],
+                    "review_reasons": part["review_reasons"],
+                    "alone_review_reasons": solo["review_reasons"],
+                }
+            )
+    return records
+
+
+def control_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "parts": len(records),
+        "succeeded": sum(r["state"] == SUCCEEDED for r in records),
+        "alone_succeeded": sum(r["alone_state"] == SUCCEEDED for r in records),
+        "same_state": sum(r["same_state"] for r in records),
+        "reviewed_alone_succeeded": sum(
+            r["state"] == REVIEW_REQUIRED and r["alone_state"] == SUCCEEDED for r in records
+        ),
+        "succeeded_alone_reviewed": sum(
+            r["state"] == SUCCEEDED and r["alone_state"] == REVIEW_REQUIRED for r in records
+        ),
+        "other_state_difference": sum(
+            not r["same_state"] and {r["state"], r["alone_state"]} != {SUCCEEDED, REVIEW_REQUIRED} for r in records
+        ),
+        "same_number": sum(r["same_number"] for r in records),
+        "same_gross": sum(r["same_gross"] for r in records),
+        "same_all": sum(r["same_state"] and r["same_number"] and r["same_gross"] for r in records),
+    }
+
+
+def wrong_splits(bundle: Bundle, kind: str) -> list[list[tuple[int, int]]]:
+    """The page ranges of each wrong split of ``kind`` forced on the bundle (none where the
+    kind cannot apply: a boundary that cannot move, no multi-page invoice)."""
+    true, pages = bundle.starts[1:], _page_count(bundle)
+    if kind == "later":  # from the end: the last part must keep a page
+        later: list[int] = []
+        following = pages + 1
+        for start in reversed(true):
+            following = start + 1 if start + 1 < following else start
+            later.insert(0, following)
+        variants = [later]
+    elif kind == "earlier":  # from the start: the first part must keep a page
+        earlier: list[int] = []
+        previous = 1
+        for start in true:
+            previous = start - 1 if start - 1 > previous else start
+            earlier.append(previous)
+        variants = [earlier]
+    elif kind == "merged":
+        variants = [[start for start in true if start != dropped] for dropped in true]
+    elif kind == "cut":
+        cuts = [s + m.pages // 2 for s, m in zip(bundle.starts, bundle.members, strict=True) if m.pages > 1]
+        variants = [sorted([*true, *cuts])] if cuts else []
+    else:
+        raise ValueError(kind)
+    return [
+        [(first, following - 1) for first, following in pairwise([1, *bounds, pages + 1])]
+        for bounds in variants
+        if bounds != true
+    ]
+
+
+def _held(bundle: Bundle, first: int, last: int) -> list[tuple[int, int, int]]:
+    """The invoices a part holds pages of: (member index, first and last page of the invoice held)."""
+    held = []
+    for index, (start, member) in enumerate(zip(bundle.starts, bundle.members, strict=True)):
+        low, high = max(first, start), min(last, start + member.pages - 1)
+        if low <= high:
+            held.append((index, low - start + 1, high - start + 1))
+    return held
+
+
+def _holds(bundle: Bundle, held: Sequence[tuple[int, int, int]]) -> str:
+    described = []
+    for index, low, high in held:
+        member = bundle.members[index]
+        pages = f"p{low}" if low == high else f"p{low}-{high}"
+        described.append(f"{_short(member.name)} {pages}/{member.pages}")
+    return " + ".join(described)
+
+
+def forced_split(
+    bundle: Bundle, kind: str, ranges: list[tuple[int, int]], document: Any, tenant: Any, rt: Any, alone: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Accept a job for the bundle, claim it and split it at ``ranges`` as the worker would,
+    then take in and run each part holding wrong pages (the others are the true split's parts,
+    which the main run measures: left ACCEPTED) until it ends. One record per such part."""
+    from extraction.execution import lifecycle
+    from extraction.models import AttemptOutcome, ExtractionJob, ExtractionResult
+
+    parent_id = _accept(tenant, document)
+    _take_in(parent_id)
+    claim = lifecycle.claim_next_job(worker_id=rt.worker_id, policies=["default"])
+    if claim is None or claim.job_id != parent_id:
+        raise SystemExit(f"{bundle.name} {kind}: claimed {claim and claim.job_id}, not the bundle's job {parent_id}")
+    split = lifecycle.split_job(
+        claim,
+        ranges,
+        page_count=_page_count(bundle),
+        report=lifecycle.AttemptReport(outcome=AttemptOutcome.SPLIT, provider="eval-bundles"),
+        detail={"boundaries": [], "forced": kind},
+    )
+    if not split:
+        raise SystemExit(f"{bundle.name} {kind}: the forced split lost its claim")
+    jobs = {(job.first_page, job.last_page): job.pk for job in ExtractionJob.objects.filter(parent_id=parent_id)}
+    wrong = []
+    for first, last in ranges:
+        held = _held(bundle, first, last)
+        member = bundle.members[held[0][0]]
+        if len(held) > 1 or held[0][1:] != (1, member.pages):
+            wrong.append((first, last, held))
+    for first, last, _ in wrong:
+        _take_in(jobs[first, last])
+    _run_until_ended([jobs[first, last] for first, last, _ in wrong], rt)
+    ids = [jobs[first, last] for first, last, _ in wrong]
+    states = dict(ExtractionJob.objects.filter(pk__in=ids).values_list("pk", "state"))
+    results = {result.job_id: result for result in ExtractionResult.objects.filter(job_id__in=ids)}
+    records = []
+    for first, last, held in wrong:
+        job_id = jobs[first, last]
+        # The part's main invoice: the most pages, then the one whose first page it holds.
+        index = max(held, key=lambda h: (h[2] - h[1] + 1, h[1] == 1, -h[0]))[0]
+        main = bundle.members[index]
+        solo = alone.get(main.name)
+        result = results.get(job_id)
+        number, gross = _invoice_number(result), _gross_total(result)
+        # The gross's reference: the truth's, or the invoice alone's read where the truth has none.
+        reference = main.gross if main.gross is not None else _decimal((solo or {}).get("gross"))
+        number_right = _same_number(number, main.number)
+        gross_right = gross is not None and gross == reference  # Decimal: 300.00 == 300
+        records.append(
+            {
+                "kind": kind,
+                "bundle": bundle.name,
+                "family": bundle.family,
+                "ranges": [list(r) for r in ranges],
+                "first": first,
+                "last": last,
+                "holds": _holds(bundle, held),
+                "invoices": [bundle.members[i].name for i, _, _ in held],
+                "two_invoices": len(held) > 1,
+                "missing_pages": any(low != 1 or high != bundle.members[i].pages for i, low, high in held),
+                "main": main.name,
+                "state": states.get(job_id),
+                "review_reasons": _review_reasons(result),
+                "invoice_number": number,
+                "gross": _amount(gross),
+                "truth_number": main.number,
+                "truth_gross": _amount(main.gross),
+                "gross_reference": "truth" if main.gross is not None else "alone",
+                "alone": None if solo is None else {k: solo[k] for k in ("state", "invoice_number", "gross")},
+                "number_right": number_right,
+                "gross_right": gross_right,
+                "harmless": states.get(job_id) == SUCCEEDED and number_right and gross_right,
+            }
+        )
+    return records
+
+
+def run_wrong_splits(
+    bundles: Sequence[Bundle], rt: Any, alone: dict[str, Any], only: Sequence[str] = WRONG_KINDS
+) -> list[dict[str, Any]]:
+    """Every wrong split of every kind on every bundle, each kind in a tenant of its own."""
+    from extraction.intake.documents import store_document
+
+    records: list[dict[str, Any]] = []
+    for kind in only:
+        tenant = harness.make_tenant(f"eval-bundles-{kind}").tenant
+        started = time.monotonic()
+        variants = 0
+        for bundle in bundles:
+            forced = wrong_splits(bundle, kind)
+            if not forced:
+                continue
+            data = bundle_pdf(bundle)
+            document, _ = store_document(tenant=tenant, upload=io.BytesIO(data), filename="bundle.pdf")
+            for ranges in forced:
+                records.extend(forced_split(bundle, kind, ranges, document, tenant, rt, alone))
+                variants += 1
+        print(
+            f"  wrong splits {kind}: {variants} splits, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True
+        )
+    return records
+
+
+def wrong_split_metrics(records: Sequence[dict[str, Any]], kind: str) -> dict[str, Any]:
+    chosen = [r for r in records if r["kind"] == kind]
+    succeeded = [r for r in chosen if r["state"] == SUCCEEDED]
+    return {
+        "splits": len({(r["bundle"], tuple(map(tuple, r["ranges"]))) for r in chosen}),
+        "parts": len(chosen),
+        "two_invoices": sum(r["two_invoices"] for r in chosen),
+        "missing_pages": sum(r["missing_pages"] for r in chosen),
+        "review_required": sum(r["state"] == REVIEW_REQUIRED for r in chosen),
+        "succeeded": len(succeeded),
+        "succeeded_harmless": sum(r["harmless"] for r in succeeded),
+        "succeeded_harmful": sum(not r["harmless"] for r in succeeded),
+        "failed_terminal": sum(r["state"] == FAILED_TERMINAL for r in chosen),
+        "not_ended": sum(r["state"] not in ENDED for r in chosen),
+    }
+
+
+def _print_control(rows: dict[str, dict[str, Any]], records: Sequence[dict[str, Any]], alone: dict[str, Any]) -> None:
+    print("\n## Control: each part beside its invoice read alone\n")
+    states = defaultdict(int)
+    for solo in alone.values():
+        states[solo["state"]] += 1
+    print(
+        f"Each of the {len(alone)} invoices in the bundles accepted alone (its pages as the bundles hold them, no "
+        f"attached e-invoice; tenant likewise, possible_duplicate off, default policy) and run: "
+        f"{', '.join(f'{k} {v}' for k, v in sorted(states.items()))}. Each part holding one whole invoice compared "
+        "with it.\n"
+    )
+    print(
+        "| parts | SUCCEEDED (alone) | same state | part REVIEW_REQUIRED, alone SUCCEEDED | part SUCCEEDED, alone "
+        "REVIEW_REQUIRED | other difference | same number | same gross | same state, number and gross |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, m in rows.items():
+        print(
+            f"| {name}: {m['parts']} | {m['succeeded']} ({m['alone_succeeded']}) | {m['same_state']} "
+            f"| {m['reviewed_alone_succeeded']} | {m['succeeded_alone_reviewed']} | {m['other_state_difference']} "
+            f"| {m['same_number']} | {m['same_gross']} | {m['same_all']} |"
+        )
+    differing = [r for r in records if not (r["same_state"] and r["same_number"] and r["same_gross"])]
+    print(f"\n### Parts that differ from their invoice alone: {len(differing)}\n")
+    if not differing:
+        print("None.")
+    for r in differing:
+        print(
+            f"- **{r['bundle']}** part {r['pages'][0]}-{r['pages'][1]} {_short(r['invoice'])}: part {r['state']} "
+            f"(number {r['invoice_number']!r}, gross {r['gross']}; reasons {', '.join(r['review_reasons']) or '-'}) "
+            f"vs alone {r['alone_state']} (number {r['alone_invoice_number']!r}, gross {r['alone_gross']}; reasons "
+            f"{', '.join(r['alone_review_reasons']) or '-'})"
+        )
+
+
+def _print_wrong_splits(rows: dict[str, dict[str, Any]], records: Sequence[dict[str, Any]]) -> None:
+    print("\n## Wrong splits forced on the bundles\n")
+    print(
+        "Each bundle's job accepted, claimed and split at wrong boundaries (`lifecycle.split_job`), a tenant per "
+        "kind: **later** / **earlier**: every true boundary moved one page (one split per bundle; a boundary "
+        "that would empty a part stays); **merged**: one true boundary dropped (one split per boundary); "
+        "**cut**: a boundary added inside each multi-page invoice, after page ⌊n/2⌋ (one split per bundle). "
+        "Only the parts with wrong pages are taken in and run (the others are the true split's). A SUCCEEDED "
+        "part is harmless when its invoice number and gross equal its main invoice's truth (the invoice "
+        "it holds most pages of; the alone read's gross where the truth has none), harmful otherwise.\n"
+    )
+    print(
+        "| kind | splits | parts with wrong pages | two invoices' pages | missing pages | REVIEW_REQUIRED "
+        "| SUCCEEDED | harmless | **harmful** | FAILED_TERMINAL | not ended |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, m in rows.items():
+        print(
+            f"| {name} | {m['splits']} | {m['parts']} | {m['two_invoices']} | {m['missing_pages']} "
+            f"| {m['review_required']} | {m['succeeded']} | {m['succeeded_harmless']} | **{m['succeeded_harmful']}** "
+            f"| {m['failed_terminal']} | {m['not_ended']} |"
+        )
+    succeeded = [r for r in records if r["state"] == SUCCEEDED]
+    print(f"\n### SUCCEEDED with wrong pages: {len(succeeded)}\n")
+    if not succeeded:
+        print("None.")
+    for r in succeeded:
+        ranges = ", ".join(f"{a}-{b}" for a, b in r["ranges"])
+        verdict = "harmless" if r["harmless"] else "**harmful**"
+        solo = r["alone"] or {}
+        print(
+            f"- {verdict} [{r['kind']}] **{r['bundle']}** split {ranges}: part {r['first']}-{r['last']} holds "
+            f"{r['holds']}; number {r['invoice_number']!r} (truth {r['truth_number']!r}), gross {r['gross']} "
+            f"({r['gross_reference']} {r['truth_gross'] if r['gross_reference'] == 'truth' else solo.get('gross')}); "
+            f"main invoice alone: {solo.get('state')}, number {solo.get('invoice_number')!r}, gross {solo.get('gross')}"
+        )
+
+
 def run_through_worker(args: argparse.Namespace) -> int:
     from django.conf import settings
 
@@ -680,6 +1081,17 @@ def run_through_worker(args: argparse.Namespace) -> int:
     for index, bundle in enumerate(bundles, 1):
         runs.append(through_worker(bundle, tenant, rt))
         print(f"  {index}/{len(bundles)} {bundle.name}: {runs[-1].seconds} s", file=sys.stderr, flush=True)
+    alone: dict[str, dict[str, Any]] = {}
+    if args.control or args.wrong_splits:  # the wrong splits' gross where the truth has none
+        alone_tenant = harness.make_tenant("eval-bundles-alone").tenant
+        used = {member.name: member for bundle in bundles for member in bundle.members}
+        for name, invoice in sorted(used.items()):
+            alone[name] = run_alone(invoice, alone_tenant, rt)
+            if invoice.einvoice is not None:
+                alone[name]["as_file"] = run_alone(invoice, alone_tenant, rt, as_file=True)
+        print(f"  {len(alone)} invoices alone: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    control = control_records(runs, alone) if args.control else []
+    wrong_split_parts = run_wrong_splits(bundles, rt, alone) if args.wrong_splits else []
     rt.stopping.set()
     elapsed = time.monotonic() - started
     families = [family for family in FAMILIES if any(b.family == family for b in bundles)]
@@ -690,6 +1102,9 @@ def run_through_worker(args: argparse.Namespace) -> int:
         return rows
 
     boundary_rows = rows_of(lambda chosen: metrics([r.outcome for r in chosen]))
+    control_rows = {family: control_metrics([r for r in control if r["family"] == family]) for family in families}
+    control_rows["all"] = control_metrics(control)
+    wrong_split_rows = {kind: wrong_split_metrics(wrong_split_parts, kind) for kind in WRONG_KINDS}
     part_rows = rows_of(lambda chosen: {"bundles": len(chosen), **part_metrics(chosen)})
     total, parts = boundary_rows["all"], part_rows["all"]
     met = (
@@ -731,6 +1146,18 @@ def run_through_worker(args: argparse.Namespace) -> int:
         _print_worker_cases("Bundles with a SUCCEEDED part whose invoice number is not its invoice's", number_wrong)
         if not_ended:
             _print_worker_cases("Bundles with a part that did not end", not_ended)
+        if args.control:
+            _print_control(control_rows, control, alone)
+            with_file = [solo for solo in alone.values() if "as_file" in solo]
+            file_states: dict[str, int] = defaultdict(int)
+            for solo in with_file:
+                file_states[solo["as_file"]["state"]] += 1
+            print(
+                f"\nThe {len(with_file)} of them carrying a Factur-X/ZUGFeRD XML, accepted as the sample file itself "
+                f"(the XML read): {', '.join(f'{k} {v}' for k, v in sorted(file_states.items())) or '-'}."
+            )
+        if args.wrong_splits:
+            _print_wrong_splits(wrong_split_rows, wrong_split_parts)
 
     result = {
         "mode": "through_worker",
@@ -747,6 +1174,9 @@ def run_through_worker(args: argparse.Namespace) -> int:
         "succeeded_number_wrong": number_wrong,
         "not_ended": not_ended,
         "bundles": [worker_case_record(r) for r in runs],
+        "alone": alone,
+        "control": {"rows": control_rows if args.control else None, "parts": control},
+        "wrong_splits": {"rows": wrong_split_rows if args.wrong_splits else None, "parts": wrong_split_parts},
     }
     harness.publish_results("bundles-worker", report, result, json_path=args.json)
     return 0 if met else 1
@@ -767,11 +1197,24 @@ def main() -> int:
     parser.add_argument(
         "--with-scanned", action="store_true", help="with --through-worker: the scanned family too (OCR, slow)"
     )
+    parser.add_argument(
+        "--control",
+        action=argparse.BooleanOptionalAction,
+        help="with --through-worker: each invoice also read alone, each part compared with it (default on)",
+    )
+    parser.add_argument(
+        "--wrong-splits",
+        action=argparse.BooleanOptionalAction,
+        help="with --through-worker: wrong boundaries forced on each bundle, its wrong parts run (default on)",
+    )
     args = parser.parse_args()
     if args.through_worker != THROUGH_WORKER:  # an abbreviation: Django is set up for no database
         parser.error("spell --through-worker out")
-    if not args.through_worker and (args.through_worker_limit is not None or args.with_scanned):
-        parser.error("--through-worker-limit and --with-scanned go with --through-worker")
+    extras = (args.through_worker_limit, args.control, args.wrong_splits)
+    if not args.through_worker and (any(extra is not None for extra in extras) or args.with_scanned):
+        parser.error("--through-worker-limit, --with-scanned, --control and --wrong-splits go with --through-worker")
+    args.control = args.control is not False
+    args.wrong_splits = args.wrong_splits is not False
     if args.through_worker:
         try:
             return run_through_worker(args)
