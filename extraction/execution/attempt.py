@@ -57,6 +57,7 @@ from extraction.providers.builtin import PROVIDER_NAME as BUILTIN_PROVIDER
 from extraction.providers.builtin import extract_invoice
 from extraction.providers.einvoice import PROVIDER_NAME as EINVOICE_PROVIDER
 from extraction.providers.einvoice import EInvoiceAnswer, answer_from_einvoice
+from extraction.validation.bundle_parts import with_part_check
 from extraction.validation.cross_check import judged_with_model
 from extraction.validation.derivation import derive_missing
 from extraction.validation.duplicates import with_duplicate_check
@@ -567,6 +568,9 @@ def _judge_and_complete(
             # Under a changed policy the readings were weighed with the old one's judgements;
             # only the combined answer is judged again (the weighing is the rare case's detail).
             verdict = compared(verdict)
+        if claim.pages is not None:
+            # A bundle's part: its pages hold one invoice, or a reviewer looks (ACC-7).
+            verdict = with_part_check(verdict, document=document, pages=claim.pages)
         # The invoice's fingerprints claimed for this job (VAL-5); the claim is idempotent, so
         # the rare second run after a dead connection claims the same keys again.
         verdict = read_after_model_call(

@@ -204,6 +204,58 @@ def split_bundle(pages: Sequence[str], *, second_reading: frozenset[int] | None 
     return BundleSplit(parts=tuple(parts), junctions=tuple(junctions))
 
 
+@dataclass(frozen=True, slots=True)
+class MixedInvoiceSigns:
+    """What a bundle's part prints that says it holds more than one invoice (page numbers are
+    the document's): the invoice number each page prints, when two differ; pages after the
+    first numbered 1 ("Page 1 of 2"); pages after one whose count was complete ("2 of 2"); and
+    pages printing an invoice's header (its number near the top, the supplier named) after the
+    part printed its closing totals."""
+
+    invoice_numbers: dict[int, str]
+    numbering_restarts: tuple[int, ...]
+    after_complete_count: tuple[int, ...]
+    headers_after_totals: tuple[int, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "invoice_numbers": self.invoice_numbers,
+            "numbering_restarts": list(self.numbering_restarts),
+            "after_complete_count": list(self.after_complete_count),
+            "headers_after_totals": list(self.headers_after_totals),
+        }
+
+
+def mixed_invoice_signs(pages: Sequence[str], *, first: int) -> MixedInvoiceSigns | None:
+    """A part's pages (``pages[0]`` is document page ``first``) read each on its own, as the
+    detector reads them, but not weighed: each sign of :class:`MixedInvoiceSigns` is another
+    invoice inside the part whatever else the pages say. None when none shows. This catches what
+    the detector's weighing let through (page numbers running on across an export's invoices
+    outweigh a new number) and what a second reader or a wrong split put together; it cannot see
+    a part that lost pages."""
+    readings = [_read_page(text) for text in pages]
+    numbers = {first + index: r.invoice_number for index, r in enumerate(readings) if r.invoice_number}
+    if len(set(numbers.values())) < 2:
+        numbers = {}
+    restarts, after_count, headers = [], [], []
+    totals_printed = False
+    for index, reading in enumerate(readings):
+        page = first + index
+        if index > 0:
+            before = readings[index - 1].number
+            if reading.number is not None and reading.number.page == 1:
+                restarts.append(page)
+            if before is not None and before.total is not None and before.page == before.total:
+                after_count.append(page)
+            header = reading.invoice_number_line is not None and reading.invoice_number_line < HEADER_LINES
+            if totals_printed and header and (reading.vat_id or reading.supplier_name):
+                headers.append(page)
+        totals_printed = totals_printed or reading.closes_totals
+    if not (numbers or restarts or after_count or headers):
+        return None
+    return MixedInvoiceSigns(numbers, tuple(restarts), tuple(after_count), tuple(headers))
+
+
 # --- one page ----------------------------------------------------------------------------------
 
 # "Page 2 of 3", "Seite 2 von 3", "Page: 1 / 1", "page 1 sur 2", "Pagina 1 van 2", "Sayfa 1/2",

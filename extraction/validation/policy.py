@@ -94,8 +94,9 @@ from extraction.validation.schema import FieldValue, FieldValueError, InvoiceV1,
 from extraction.validation.suppliers import comparable_name, normalize_iban, normalize_vat_id
 
 # .3: lines_sum names its direction (line_items_incomplete / _exceed) and counts an e-invoice's
-# document-level allowances and charges in a v1 answer. .4: possible_duplicate.
-POLICY_VERSION = "invoice-checks.4"
+# document-level allowances and charges in a v1 answer. .4: possible_duplicate. .5:
+# bundle_part_one_invoice.
+POLICY_VERSION = "invoice-checks.5"
 
 BLOCKING = "blocking"
 WARNING = "warning"
@@ -119,6 +120,8 @@ DEFAULT_SEVERITIES: dict[str, str] = {
     "visible_matches_embedded": BLOCKING,
     # Judged when the job completes, against the tenant's other jobs (extraction.validation.duplicates).
     "possible_duplicate": BLOCKING,
+    # Judged for a bundle's part, on its pages (extraction.validation.bundle_parts).
+    "bundle_part_one_invoice": BLOCKING,
 }
 CHECKS = tuple(DEFAULT_SEVERITIES)
 
@@ -1166,6 +1169,12 @@ def _check_possible_duplicate(_facts: _Facts) -> _Result:
     return _skipped("judged_when_the_job_completes")
 
 
+def _check_bundle_part_one_invoice(_facts: _Facts) -> _Result:
+    # An answer does not say whether its document is a bundle's part: the attempt judges that
+    # for a part's job, on its pages (extraction.validation.bundle_parts), in this place.
+    return _skipped("judged_for_a_bundles_part")
+
+
 _CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {
     "field_types": _check_field_types,
     "line_amounts": _check_line_amounts,
@@ -1182,5 +1191,6 @@ _CHECK_FUNCTIONS: dict[str, Callable[[_Facts], _Result]] = {
     "required_fields": _check_required_fields,
     "visible_matches_embedded": _check_visible_matches_embedded,
     "possible_duplicate": _check_possible_duplicate,
+    "bundle_part_one_invoice": _check_bundle_part_one_invoice,
 }
 assert tuple(_CHECK_FUNCTIONS) == CHECKS

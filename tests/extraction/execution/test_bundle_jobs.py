@@ -22,6 +22,7 @@ from extraction.models import (
     OutboxEvent,
     Supplier,
 )
+from extraction.validation.bundle_parts import CHECK
 from tests.extraction.intake.test_bundles import bundle_of
 from tests.extraction.review.test_review import _elektron, logged_in, staff
 from tests.factories import INVOICES, make_document, make_job, take_in
@@ -217,3 +218,51 @@ def test_a_part_in_review_shows_the_reviewer_its_own_pages_only(tenant):
 
     shown = re.findall(r'alt="Page (\d+) of the document"', body)
     assert shown == ["3", "4", "5"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_part_of_a_true_split_passes_the_one_invoice_check(tenant):
+    parent = _bundle_job(tenant, bundle_of(ELEKTRON, FREE_FIBER))
+    _run(1)
+    parts = _parts(parent)
+    for part in parts:
+        take_in(part.pk)
+    _run(2)
+
+    for part in parts:
+        [check] = [c for c in ExtractionResult.objects.get(job=part).validation["checks"] if c["check"] == CHECK]
+        assert (check["status"], check["detail"]) == (
+            "passed",
+            {"pages": [part.first_page, part.last_page]},
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_part_holding_the_next_invoices_first_page_goes_to_review(tenant):
+    # A split one page late, as a wrong boundary would make it: Elektron's pages 2 and 3 with
+    # free_fiber's first page. Its header is free_fiber's and its totals Elektron's.
+    parent = _bundle_job(tenant, bundle_of(ELEKTRON, FREE_FIBER))
+    claim = lifecycle.claim_next_job(worker_id="w-wrong")
+    assert claim is not None and claim.job_id == parent.pk
+    report = lifecycle.AttemptReport(outcome=AttemptOutcome.SPLIT)
+    assert lifecycle.split_job(claim, [(1, 1), (2, 4), (5, 5)], page_count=5, report=report, detail={})
+    wrong = ExtractionJob.objects.get(parent=parent, first_page=2)
+    take_in(wrong.pk)
+    _run(1)
+
+    wrong.refresh_from_db()
+    assert wrong.state == JobState.REVIEW_REQUIRED
+    validation = ExtractionResult.objects.get(job=wrong).validation
+    assert "bundle_part_mixes_invoices" in validation["reasons"]
+    [check] = [c for c in validation["checks"] if c["check"] == CHECK]
+    assert check["status"] == "failed"
+    assert check["detail"]["pages"] == [2, 4]
+    # Elektron's page 3 is its "3 of 3"; free_fiber's first page prints its header after
+    # Elektron's totals (page 2). Only free_fiber's page prints a number: no two numbers.
+    assert check["detail"] == {
+        "pages": [2, 4],
+        "invoice_numbers": {},
+        "numbering_restarts": [],
+        "after_complete_count": [4],
+        "headers_after_totals": [4],
+    }

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 from pypdf import PdfWriter
 
-from extraction.intake.bundles import BundleSplit, PageNumber, Signal, find_page_number, split_bundle, split_document
+from extraction.intake.bundles import (
+    BundleSplit,
+    PageNumber,
+    Signal,
+    find_page_number,
+    mixed_invoice_signs,
+    split_bundle,
+    split_document,
+)
 from extraction.intake.text import PDF, embedded_invoice_xml, extract_document_text, with_embedded_einvoice
 from tests.factories import INVOICES
 
@@ -187,3 +195,33 @@ def _timed(pages: list[str]) -> float:
     began = time.perf_counter()
     split_bundle(pages)
     return time.perf_counter() - began
+
+
+# --- a part read again, unweighed (extraction.validation.bundle_parts) ------------------------
+
+
+def _pages(*pdfs: Path) -> tuple[str, ...]:
+    return _read_as_worker(bundle_of(*pdfs)).for_providers().pages
+
+
+def test_the_pages_of_one_invoice_show_no_sign_of_another():
+    pages = _pages(FX / "EN16931_Elektron.pdf", COMPARE / "free_fiber.pdf")
+    assert mixed_invoice_signs(pages[0:3], first=1) is None  # Elektron, 3 pages
+    assert mixed_invoice_signs(pages[3:5], first=4) is None  # free_fiber, 2 pages
+
+
+def test_two_invoice_numbers_in_a_part_are_named_by_page():
+    pages = _pages(FX / "EN16931_Elektron.pdf", COMPARE / "free_fiber.pdf")
+    signs = mixed_invoice_signs(pages, first=1)
+    assert signs is not None
+    assert signs.invoice_numbers == {1: "181301674", 4: "562044387", 5: "562044387"}
+    # Elektron's "3 of 3" is followed by more pages; free_fiber's header comes after totals.
+    assert (signs.after_complete_count, signs.headers_after_totals) == ((4,), (4,))
+
+
+def test_numbering_that_restarts_inside_a_part_is_a_sign():
+    pages = _pages(FX / "EN16931_Elektron.pdf", FX / "EN16931_Elektron.pdf")
+    signs = mixed_invoice_signs(pages, first=1)
+    assert signs is not None
+    assert signs.invoice_numbers == {}  # the same invoice twice: one number
+    assert signs.numbering_restarts == (4,)

@@ -120,7 +120,7 @@ def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_or
 
     assert outcome.review_required is False, outcome.failed()
     assert outcome.reasons == []
-    assert outcome.policy_version == POLICY_VERSION == "invoice-checks.4"
+    assert outcome.policy_version == POLICY_VERSION == "invoice-checks.5"
     assert [(c["check"], c["status"], c["severity"]) for c in outcome.checks] == [
         ("field_types", "passed", "blocking"),
         ("line_amounts", "passed", "warning"),
@@ -137,6 +137,7 @@ def test_correct_extraction_of_a_real_invoice_passes_and_lists_every_check_in_or
         ("required_fields", "passed", "blocking"),
         ("visible_matches_embedded", "skipped", "blocking"),  # the PDF's text alone, no embedded XML read
         ("possible_duplicate", "skipped", "blocking"),  # judged against the tenant's jobs at completion
+        ("bundle_part_one_invoice", "skipped", "blocking"),  # judged on a bundle's part, on its pages
     ]
     assert [c["check"] for c in outcome.checks] == list(CHECKS)
     assert [set(entry) for entry in outcome.checks] == [
