@@ -19,6 +19,16 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class JsonBooleanField(serializers.BooleanField):
+    """A JSON ``true`` or ``false`` and nothing else: DRF's own also takes 0, 1, "yes" and
+    "on", which the schema's ``boolean`` does not (a client sending 0 would be told nothing)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class StrictSerializerSchema(OpenApiSerializerExtension):
     """The OpenAPI schema says what :class:`StrictSerializer` does: no members beyond its fields.
     (drf-spectacular finds the extension because defining the class registers it.)"""

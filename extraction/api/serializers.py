@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 from rest_framework import serializers
 
-from config.serializers import StrictSerializer
+from config.serializers import JsonBooleanField, StrictSerializer
 from extraction.capacity.waiting import explain_wait
 from extraction.intake.acceptance import SCHEMAS
 from extraction.models import Attempt, Document, ExtractionJob, ExtractionResult, JobState, PriorityClass
@@ -30,7 +30,7 @@ class JobOptionsSerializer(StrictSerializer):
     deadline_seconds = serializers.IntegerField(required=False)
     # Absent means true; stored only when sent, so the jobs accepted before it have the same
     # request hash (an idempotent replay across the upgrade is still a replay).
-    split_bundles = serializers.BooleanField(
+    split_bundles = JsonBooleanField(
         required=False,
         help_text="A PDF that holds several invoices becomes one job per invoice (true, the default), "
         "or is read as one invoice (false).",

@@ -91,6 +91,9 @@ BAD_REQUESTS = [
     case("deadline-fraction", {**VALID, "options": {"deadline_seconds": 61.5}}, 400, "validation-error"),
     case("deadline-boolean", {**VALID, "options": {"deadline_seconds": True}}, 400, "validation-error"),
     case("deadline-too-short", {**VALID, "options": {"deadline_seconds": 1}}, 400, "validation-error"),
+    # JSON true or false only: DRF's BooleanField alone would take 0, 1, "yes" and "on".
+    case("split-bundles-zero", {**VALID, "options": {"split_bundles": 0}}, 400, "validation-error"),
+    case("split-bundles-text", {**VALID, "options": {"split_bundles": "false"}}, 400, "validation-error"),
     case("deadline-too-long", {**VALID, "options": {"deadline_seconds": 10**9}}, 400, "validation-error"),
     case("deadline-huge-number", {**VALID, "options": {"deadline_seconds": 10**4000}}, 400, "validation-error"),
     # References and size
