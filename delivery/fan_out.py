@@ -34,7 +34,7 @@ from delivery.models import (
     WebhookEvent,
     delivery_id_for,
 )
-from extraction.api.serializers import result_body
+from extraction.api.serializers import result_body, split_parts
 from extraction.events import WEBHOOK_JOB_STATES, WebhookType
 from extraction.models import ExtractionBatch, ExtractionJob, OutboxEvent
 
@@ -83,8 +83,7 @@ def event_body(outbox: OutboxEvent, webhook_type: str) -> dict[str, Any]:
     elif webhook_type == WebhookType.FAILED:
         data["error"] = {"class": outbox.payload.get("error_class") or job.error_class}
     elif webhook_type == WebhookType.SPLIT:
-        parts = job.parts.order_by("first_page", "id").values_list("id", "first_page", "last_page")
-        data["parts"] = [{"job_id": str(part_id), "pages": [first, last]} for part_id, first, last in parts]
+        data["parts"] = [{"job_id": part["job_id"], "pages": part["pages"]} for part in split_parts(job)]
     return {"type": webhook_type, "timestamp": _iso(outbox.created_at), "data": data}
 
 

@@ -140,7 +140,7 @@ def result_usage(job: ExtractionJob, result: ExtractionResult) -> dict[str, Any]
     }
 
 
-def _parts(job: ExtractionJob) -> list[dict[str, Any]]:
+def split_parts(job: ExtractionJob) -> list[dict[str, Any]]:
     """A split job's parts in page order: each one's job, pages and state."""
     parts = job.parts.order_by("first_page").values_list("id", "first_page", "last_page", "state")
     return [{"job_id": str(part_id), "pages": [first, last], "state": state} for part_id, first, last, state in parts]
@@ -166,7 +166,7 @@ def job_body(
         "result": result_body(job, with_usage=with_usage),
         "error": {"class": job.error_class, "detail": job.error_detail} if job.error_class else None,
         # A bundle (issue #27): a SPLIT job lists its parts' jobs; a part names its parent.
-        "parts": _parts(job) if job.state == JobState.SPLIT else None,
+        "parts": split_parts(job) if job.state == JobState.SPLIT else None,
         "parent": ({"job_id": str(job.parent_id), "pages": [job.first_page, job.last_page]} if job.parent_id else None),
     }
     if operator:
